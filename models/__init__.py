@@ -1,0 +1,1 @@
+"""Models: machine-learning training problems declared once (LP, QP, MIQP)."""

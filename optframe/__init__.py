@@ -1,0 +1,54 @@
+"""optframe: declare machine-learning training problems once, solve them many ways.
+
+The front door is :func:`solve`. Models live in :mod:`optframe.models`, drivers in
+:mod:`optframe.drivers`, back-ends in :mod:`optframe.solvers`, data in :mod:`optframe.data`.
+"""
+
+from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.errors import (
+    ConvergenceWarning,
+    DataError,
+    IncompatibleBackend,
+    IncompatibleDriver,
+    ModelError,
+    OptframeError,
+    SolverError,
+    SolverUnavailable,
+    UnknownBackend,
+)
+from optframe.kernels import RBF, Kernel, Linear, Polynomial
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
+from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.solve import solve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RBF",
+    "Backend",
+    "BackendResult",
+    "ConvergenceWarning",
+    "DataError",
+    "Formulation",
+    "IncompatibleBackend",
+    "IncompatibleDriver",
+    "IterationRecord",
+    "Kernel",
+    "Linear",
+    "MatrixProblem",
+    "Model",
+    "ModelError",
+    "OptframeError",
+    "Polynomial",
+    "ProblemClass",
+    "RawSolution",
+    "Result",
+    "SolveOptions",
+    "SolverError",
+    "SolverUnavailable",
+    "Status",
+    "Timings",
+    "UnknownBackend",
+    "__version__",
+    "solve",
+]

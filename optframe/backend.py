@@ -1,0 +1,103 @@
+"""The interface between a built :class:`~optframe.model.Formulation` and one solver.
+
+A back-end is one solver reached through one layer (``"highs"`` through ``"matrix"``, ``"pyomo"`` or
+``"cvxpy"``). It receives common :class:`SolveOptions`, reads the solution through the formulation's
+named handles, and maps the solver's status codes to :class:`~optframe.result.Status` in one table
+inside its own module. It never raises for a solver limit or failure: those are statuses.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from optframe.errors import SolverUnavailable
+from optframe.model import Formulation, ProblemClass, RawSolution
+from optframe.result import Status
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolveOptions:
+    """Options every back-end understands, plus untouched pass-through options.
+
+    Parameters
+    ----------
+    tol : float, optional
+        Optimality tolerance; each back-end maps it to its own tolerance options (its module says
+        which). ``None`` keeps the solver's default.
+    time_limit : float, optional
+        Wall seconds; a solve that hits it returns ``Status.TIME_LIMIT``.
+    threads : int, optional
+        Threads the solver may use.
+    max_iter : int, optional
+        Iteration limit (simplex, barrier or ADMM iterations, as the solver counts them); a solve
+        that hits it returns ``Status.ITERATION_LIMIT``.
+    verbose : bool
+        Show the solver's log.
+    solver_options : Mapping
+        Passed to the solver as they are (never mutated), after the common options, so they win.
+    """
+
+    tol: float | None = None
+    time_limit: float | None = None
+    threads: int | None = None
+    max_iter: int | None = None
+    verbose: bool = False
+    solver_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class BackendResult:
+    """What a back-end returns: status, values read through the handles, objective and bound.
+
+    ``objective`` and ``bound`` are on the solver's scale (the formulation maps them to the
+    model's); ``bound`` is the solver's own proven bound (dual objective, MIP dual bound) or ``None``.
+    """
+
+    status: Status
+    values: RawSolution | None
+    objective: float | None = None
+    bound: float | None = None
+    iterations: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+
+class Backend(abc.ABC):
+    """One solver through one layer.
+
+    Subclasses set ``solver`` (lower-case solver name), ``layer``, ``supports`` (problem classes) and
+    ``requires`` (import names checked by :meth:`available`), and implement :meth:`solve`.
+    """
+
+    solver: ClassVar[str]
+    layer: ClassVar[str]
+    supports: ClassVar[frozenset[ProblemClass]]
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def full_name(cls) -> str:
+        """``"layer:solver"``, for example ``"pyomo:highs"``."""
+        return f"{cls.layer}:{cls.solver}"
+
+    @classmethod
+    def available(cls) -> bool:
+        """Whether the solver's libraries can be imported (checked without importing them)."""
+        return all(importlib.util.find_spec(name) is not None for name in cls.requires)
+
+    @classmethod
+    def check_available(cls) -> None:
+        """Raise :class:`SolverUnavailable` naming the missing package, if any."""
+        missing = [name for name in cls.requires if importlib.util.find_spec(name) is None]
+        if missing:
+            raise SolverUnavailable(
+                f"back-end {cls.full_name()!r} needs the Python package(s) {missing}; "
+                f"install them with pip (they are dependencies of optframe)"
+            )
+
+    @abc.abstractmethod
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve ``formulation`` and return the normalized result."""

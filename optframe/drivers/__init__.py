@@ -1,0 +1,6 @@
+"""Drivers: algorithms over models. ``Direct`` is the reference every other driver is tested against."""
+
+from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.direct import Direct
+
+__all__ = ["Direct", "Driver", "RunContext"]

@@ -1,0 +1,71 @@
+"""The :class:`Driver` base class: an algorithm over models."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from optframe.errors import IncompatibleDriver
+
+if TYPE_CHECKING:
+    from optframe.backend import SolveOptions
+    from optframe.model import Model
+    from optframe.result import IterationRecord, Result
+
+Callback = Callable[["IterationRecord"], "bool | None"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What :func:`optframe.solve` hands a driver besides the model.
+
+    Parameters
+    ----------
+    backend : str
+        The back-end name the user asked for (``"auto"``, ``"highs"``, ``"pyomo:highs"``, ...); the
+        driver resolves it for each sub-problem it solves.
+    options : SolveOptions
+        Common options and pass-through solver options.
+    callback : callable, optional
+        Called with each :class:`~optframe.result.IterationRecord`; returning ``True`` stops the
+        driver.
+    """
+
+    backend: str
+    options: SolveOptions
+    callback: Callback | None = None
+
+
+class Driver(abc.ABC):
+    """An algorithm that solves models offering the structure it needs.
+
+    Subclasses are frozen dataclasses whose fields are the algorithm's options. They list the
+    methods or attributes they need from a model in ``requires`` (checked by :meth:`check`) and
+    implement :meth:`run`.
+    """
+
+    name: ClassVar[str]
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def missing(self, model: Model) -> list[str]:
+        """The capabilities in ``requires`` that ``model`` lacks."""
+        return [capability for capability in self.requires if not hasattr(model, capability)]
+
+    def accepts(self, model: Model) -> bool:
+        """Whether ``model`` offers everything this driver needs."""
+        return not self.missing(model)
+
+    def check(self, model: Model) -> None:
+        """Raise :class:`IncompatibleDriver` if ``model`` lacks a capability."""
+        missing = self.missing(model)
+        if missing:
+            raise IncompatibleDriver(
+                f"driver {self.name!r} needs {missing} from the model, which {model.name} does "
+                f"not offer"
+            )
+
+    @abc.abstractmethod
+    def run(self, model: Model, context: RunContext) -> Result:
+        """Solve ``model`` and return a result evaluated on the original model."""

@@ -1,0 +1,80 @@
+"""The :class:`Direct` driver: build the model once and hand it to one back-end."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from optframe.backend import BackendResult
+from optframe.drivers.base import Driver, RunContext
+from optframe.model import Formulation, Model
+from optframe.registry import register_driver, resolve_backend
+from optframe.result import Result, Status, Timings
+
+
+def _original_bound(formulation: Formulation, raw: BackendResult) -> float | None:
+    # A formulation maximized as the minimization of its negative (scale < 0) is a dual: the value
+    # of any feasible point of it is a lower bound on the original problem (weak duality), so the
+    # solver's primal objective, not its bound, becomes ours.
+    if formulation.objective_scale > 0:
+        return formulation.original_value(raw.bound)
+    if raw.values is None:
+        return None
+    return formulation.original_value(raw.objective)
+
+
+@register_driver
+@dataclass(frozen=True)
+class Direct(Driver):
+    """Solve the model's formulation with one back-end call; the reference for every other driver.
+
+    Parameters
+    ----------
+    form : str, optional
+        Which of the model's formulations to build (for example ``"dual"`` for
+        :class:`~optframe.models.LADRegression`); default: the model's first.
+
+    Notes
+    -----
+    ``Result.objective`` is the model's own objective evaluated at the recovered solution;
+    ``Result.bound`` is the solver's proven bound mapped to the model's scale (the dual objective
+    for continuous problems, the MIP dual bound for integer ones), so the gap certifies the solve to
+    the solver's tolerances. ``stats`` keeps the solver's own objective and status text.
+    """
+
+    name: ClassVar[str] = "direct"
+    form: str | None = None
+
+    def run(self, model: Model, context: RunContext) -> Result:
+        """Build ``model`` in the back-end's layer, solve it, and evaluate the original objective."""
+        start = time.perf_counter()
+        backend = resolve_backend(context.backend, model)
+        formulation = model.build(backend.layer, form=self.form)
+        built = time.perf_counter()
+        raw = backend.solve(formulation, context.options)
+        solved = time.perf_counter()
+        solution = {} if raw.values is None else formulation.recover(raw.values)
+        objective = model.objective(solution) if solution else math.nan
+        stats = {
+            "solver_status": raw.message,
+            "solver_objective": formulation.original_value(raw.objective),
+            "violation": model.violation(solution) if solution else math.nan,
+            "form": formulation.form,
+        }
+        return Result(
+            status=raw.status if solution or not raw.status.is_success else Status.ERROR,
+            objective=objective,
+            bound=_original_bound(formulation, raw),
+            solution=solution,
+            iterations=raw.iterations,
+            timings=Timings(
+                build=built - start, solve=solved - built, total=time.perf_counter() - start
+            ),
+            stats=stats,
+            model=model.name,
+            driver=self.name,
+            backend=backend.full_name(),
+            source=model,
+        )

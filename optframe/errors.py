@@ -1,0 +1,49 @@
+"""Exceptions and warnings raised by optframe.
+
+Every error a user can trigger with bad input is a subclass of :class:`OptframeError`, so
+``except optframe.errors.OptframeError`` catches all of them, and each message names the problem
+and what to do about it. Solver failures and limits are not exceptions: they come back as a
+:class:`~optframe.result.Result` with the matching :class:`~optframe.result.Status`.
+"""
+
+from __future__ import annotations
+
+
+class OptframeError(Exception):
+    """Base class of every error optframe raises on purpose."""
+
+
+class DataError(OptframeError, ValueError):
+    """Invalid or missing data: NaN/inf, shape mismatch, bad labels, an empty class, a missing file."""
+
+
+class ModelError(OptframeError, ValueError):
+    """Invalid model parameters (for example ``C <= 0``) or an unknown modeling layer."""
+
+
+class IncompatibleDriver(OptframeError, TypeError):
+    """The driver needs mathematical structure that the model does not offer."""
+
+
+class IncompatibleBackend(OptframeError, TypeError):
+    """The back-end cannot solve the model's problem class, or not through any layer the model has."""
+
+
+class UnknownBackend(OptframeError, ValueError):
+    """No back-end is registered under the requested name."""
+
+
+class SolverUnavailable(OptframeError, ImportError):
+    """The solver library behind a back-end cannot be imported."""
+
+
+class SolverError(OptframeError, RuntimeError):
+    """The solver raised an error that optframe could not map to a status."""
+
+
+class OptframeWarning(UserWarning):
+    """Base class of optframe's warnings."""
+
+
+class ConvergenceWarning(OptframeWarning):
+    """A driver stopped without proving optimality."""

@@ -1,0 +1,247 @@
+"""The :class:`Model` base class and what a model hands to a back-end: a :class:`Formulation`.
+
+A model declares its optimization problem once, in one or more *layers*:
+
+* ``"pyomo"``: a Pyomo ``ConcreteModel``;
+* ``"cvxpy"``: a ``cvxpy.Problem``;
+* ``"matrix"``: a :class:`MatrixProblem`, the canonical sparse LP/QP/MIQP data that native solver
+  interfaces take without modeling overhead.
+
+Whatever the layer, the formulation names its variables (and the constraints whose duals matter), and
+a ``recover`` function turns the solver's values into the model's solution, named as in the model's
+docstring. The model then evaluates its own objective at that solution: that number, not the
+solver's, is what :class:`~optframe.result.Result` reports.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.errors import ModelError
+
+LAYERS = ("matrix", "cvxpy", "pyomo")
+Solution = Mapping[str, NDArray[np.float64]]
+
+
+class ProblemClass(enum.Enum):
+    """Mathematical class of an optimization problem, used to match models with back-ends."""
+
+    LP = "LP"
+    QP = "QP"
+    MILP = "MILP"
+    MIQP = "MIQP"
+
+    @property
+    def is_integer(self) -> bool:
+        """Whether the problem has integer variables."""
+        return self in (ProblemClass.MILP, ProblemClass.MIQP)
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixProblem:
+    r"""Canonical data of an LP, QP or mixed-integer problem.
+
+    .. math::
+
+        \min_x \; \tfrac12 x^\top P x + c^\top x + \text{offset}
+        \quad\text{s.t.}\quad r_\ell \le A x \le r_u, \quad \ell \le x \le u,
+        \quad x_j \in \mathbb{Z} \text{ for } j \in \text{integrality}.
+
+    Parameters
+    ----------
+    c : ndarray of shape (N,)
+        Linear objective.
+    A : sparse matrix of shape (M, N)
+        Constraint matrix (stored CSC).
+    row_lower, row_upper : ndarray of shape (M,)
+        Row bounds; ``-inf``/``inf`` for one-sided rows, equal for equality rows.
+    lower, upper : ndarray of shape (N,)
+        Variable bounds.
+    P : sparse matrix of shape (N, N), optional
+        Symmetric positive semidefinite Hessian (both triangles stored); ``None`` for an LP.
+    integrality : ndarray of bool of shape (N,), optional
+        Which variables are integer.
+    offset : float
+        Constant added to the objective.
+    """
+
+    c: NDArray[np.float64]
+    A: sp.csc_array
+    row_lower: NDArray[np.float64]
+    row_upper: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    P: sp.csc_array | None = None
+    integrality: NDArray[np.bool_] | None = None
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        n = self.c.shape[0]
+        object.__setattr__(self, "A", sp.csc_array(self.A, dtype=np.float64))
+        if self.P is not None:
+            object.__setattr__(self, "P", sp.csc_array(self.P, dtype=np.float64))
+            if self.P.shape != (n, n):
+                raise ModelError(f"P has shape {self.P.shape}, expected ({n}, {n})")
+        m = self.A.shape[0]
+        if self.A.shape[1] != n:
+            raise ModelError(f"A has {self.A.shape[1]} columns, expected {n}")
+        for name, size in (("row_lower", m), ("row_upper", m), ("lower", n), ("upper", n)):
+            if getattr(self, name).shape != (size,):
+                raise ModelError(
+                    f"{name} has shape {getattr(self, name).shape}, expected ({size},)"
+                )
+
+    @property
+    def n_variables(self) -> int:
+        """Number of variables N."""
+        return int(self.c.shape[0])
+
+    @property
+    def n_rows(self) -> int:
+        """Number of constraint rows M."""
+        return int(self.A.shape[0])
+
+    @property
+    def problem_class(self) -> ProblemClass:
+        """LP, QP, MILP or MIQP, from the presence of ``P`` and integer variables."""
+        quadratic = self.P is not None and self.P.nnz > 0
+        integer = self.integrality is not None and bool(np.any(self.integrality))
+        if integer:
+            return ProblemClass.MIQP if quadratic else ProblemClass.MILP
+        return ProblemClass.QP if quadratic else ProblemClass.LP
+
+    def objective_value(self, x: NDArray[np.float64]) -> float:
+        """Evaluate the objective at ``x``."""
+        value = float(self.c @ x) + self.offset
+        if self.P is not None:
+            value += 0.5 * float(x @ (self.P @ x))
+        return value
+
+
+@dataclass(frozen=True, eq=False)
+class RawSolution:
+    """Values a back-end read through a formulation's named handles.
+
+    ``dual`` holds, per named constraint, the sensitivity of the optimal value to the constraint's
+    right-hand side (for a minimization: ``d f* / d rhs``), the convention every back-end converts to.
+    """
+
+    primal: Mapping[str, NDArray[np.float64]]
+    dual: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
+
+
+def _identity(raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+    return dict(raw.primal)
+
+
+@dataclass(frozen=True, eq=False)
+class Formulation:
+    """A model built in one layer, ready for a back-end.
+
+    Parameters
+    ----------
+    layer : {"matrix", "cvxpy", "pyomo"}
+        Which modeling layer ``problem`` belongs to.
+    problem : MatrixProblem, cvxpy.Problem or pyomo ConcreteModel
+        The built problem.
+    problem_class : ProblemClass
+        Its class.
+    variables : Mapping[str, Any]
+        Named handles: Pyomo ``Var`` or cvxpy ``Variable`` objects, or slices of the matrix
+        problem's variable vector.
+    constraints : Mapping[str, Any]
+        Named constraints whose duals the model needs (Pyomo ``Constraint``, cvxpy constraint, or a
+        slice of the matrix problem's rows).
+    recover : callable
+        Maps a :class:`RawSolution` to the model's named solution.
+    objective_scale, objective_offset : float
+        The original model's objective equals ``scale * solver_objective + offset`` at an optimum
+        (``scale = -1`` for a dual formulation that is maximized as the minimization of its negative).
+    form : str
+        Which formulation of the model this is ("primal", "dual", ...).
+    """
+
+    layer: str
+    problem: Any
+    problem_class: ProblemClass
+    variables: Mapping[str, Any]
+    constraints: Mapping[str, Any] = field(default_factory=dict)
+    recover: Callable[[RawSolution], dict[str, NDArray[np.float64]]] = _identity
+    objective_scale: float = 1.0
+    objective_offset: float = 0.0
+    form: str = "primal"
+
+    def original_value(self, solver_value: float | None) -> float | None:
+        """Map a value of the solver's objective to the original model's scale."""
+        if solver_value is None:
+            return None
+        return self.objective_scale * solver_value + self.objective_offset
+
+
+class Model(abc.ABC):
+    """Base class of every model: a dataset plus hyper-parameters, declared once.
+
+    Subclasses are frozen dataclasses. They set the class attributes below, implement
+    ``_build_<layer>(form)`` for each layer they offer, and implement :meth:`objective`.
+    """
+
+    problem_class: ClassVar[ProblemClass]
+    layers: ClassVar[tuple[str, ...]]
+    forms: ClassVar[tuple[str, ...]] = ("primal",)
+    is_classifier: ClassVar[bool] = False
+
+    @property
+    def name(self) -> str:
+        """The model's class name."""
+        return type(self).__name__
+
+    def build(self, layer: str, form: str | None = None) -> Formulation:
+        """Build the model's problem in ``layer``.
+
+        Parameters
+        ----------
+        layer : {"matrix", "cvxpy", "pyomo"}
+            The modeling layer.
+        form : str, optional
+            One of :attr:`forms` (default: the first, usually "primal").
+
+        Raises
+        ------
+        ModelError
+            If the model does not offer the layer or the form.
+        """
+        if layer not in self.layers:
+            raise ModelError(
+                f"{self.name} cannot be built in layer {layer!r}; it offers {list(self.layers)}"
+            )
+        form = self.forms[0] if form is None else form
+        if form not in self.forms:
+            raise ModelError(f"{self.name} has no {form!r} form; it offers {list(self.forms)}")
+        return getattr(self, f"_build_{layer}")(form)
+
+    @abc.abstractmethod
+    def objective(self, solution: Solution) -> float:
+        """Evaluate the original objective at ``solution`` (the oracle every certificate uses)."""
+
+    def violation(self, solution: Solution) -> float:
+        """Largest constraint violation of ``solution`` (0 for models without constraints)."""
+        return 0.0
+
+    def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
+        """Decision values (classifiers) or predictions (regression) at ``X``."""
+        raise NotImplementedError(f"{self.name} does not define a decision function")
+
+    def predict(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
+        """Predicted targets; classifiers return labels in {-1, +1}."""
+        values = self.decision_function(solution, X)
+        if self.is_classifier:
+            return np.where(values >= 0, 1.0, -1.0)
+        return values

@@ -1,0 +1,156 @@
+"""What every solve returns: :class:`Result`, its :class:`Status`, iteration records and timings."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from optframe.model import Model
+
+
+class Status(enum.Enum):
+    """How a solve ended.
+
+    ``OPTIMAL`` means optimality was proven to the solver's or driver's tolerance (for a decomposition
+    driver: a proven bound closed the gap). ``CONVERGED`` means an iterative driver met its stopping
+    rule without a proof of optimality.
+    """
+
+    OPTIMAL = "optimal"
+    CONVERGED = "converged"
+    ITERATION_LIMIT = "iteration_limit"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    ERROR = "error"
+
+    @property
+    def is_success(self) -> bool:
+        """Whether the solve ended by its own criterion (``OPTIMAL`` or ``CONVERGED``)."""
+        return self in (Status.OPTIMAL, Status.CONVERGED)
+
+    @property
+    def is_limit(self) -> bool:
+        """Whether a time or iteration limit stopped the solve."""
+        return self in (Status.ITERATION_LIMIT, Status.TIME_LIMIT)
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One row of a driver's history.
+
+    Parameters
+    ----------
+    iteration : int
+        Zero-based iteration counter.
+    seconds : float
+        Wall seconds since the driver started.
+    objective : float
+        The original model's objective at the iterate (or the best so far, as the driver documents).
+    bound : float or None
+        A proven lower bound at this iteration, if the driver has one.
+    extras : Mapping
+        Driver-specific figures (cluster count, violation, rejection ratio, ...).
+    """
+
+    iteration: int
+    seconds: float
+    objective: float
+    bound: float | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Wall seconds spent building the formulation, solving it, and in total."""
+
+    build: float = 0.0
+    solve: float = 0.0
+    total: float = 0.0
+
+
+def relative_gap(objective: float, bound: float | None) -> float:
+    """Return ``(objective - bound) / max(1, |objective|)``, or ``inf`` without a bound."""
+    if bound is None or not math.isfinite(objective) or not math.isfinite(bound):
+        return math.inf
+    return (objective - bound) / max(1.0, abs(objective))
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """The outcome of :func:`optframe.solve`.
+
+    Attributes
+    ----------
+    status : Status
+        How the solve ended.
+    objective : float
+        The original model's objective evaluated by the model at ``solution`` (never an aggregated,
+        reduced or solver-reported value); ``nan`` when there is no solution.
+    bound : float or None
+        A proven lower bound on the optimal value (minimization), or ``None``.
+    solution : Mapping[str, ndarray]
+        The solution, named as in the model's docstring.
+    iterations : int
+        Iterations of the driver (or of the solver for ``Direct``, where it reports them).
+    history : tuple of IterationRecord
+        Per-iteration records.
+    timings : Timings
+        Build, solve and total wall seconds.
+    stats : Mapping
+        Driver- and solver-specific figures (solver status text, reported objective, ...).
+    model, driver, backend : str
+        Names of what produced the result.
+    """
+
+    status: Status
+    objective: float
+    bound: float | None
+    solution: Mapping[str, NDArray[np.float64]]
+    iterations: int = 0
+    history: tuple[IterationRecord, ...] = ()
+    timings: Timings = field(default_factory=Timings)
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    model: str = ""
+    driver: str = ""
+    backend: str = ""
+    source: Model | None = field(default=None, repr=False)
+
+    @property
+    def gap(self) -> float:
+        """Relative gap ``(objective - bound) / max(1, |objective|)``; ``inf`` without a bound."""
+        return relative_gap(self.objective, self.bound)
+
+    @property
+    def has_solution(self) -> bool:
+        """Whether a solution (possibly not optimal) is available."""
+        return bool(self.solution) and math.isfinite(self.objective)
+
+    def _predictor(self) -> Model:
+        if self.source is None or not self.has_solution:
+            raise ValueError(f"this result ({self.status.value}) holds no solution to predict with")
+        return self.source
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Evaluate the fitted decision function (classifiers) or prediction (regression) at ``X``."""
+        return self._predictor().decision_function(self.solution, X)
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Predict labels (classifiers) or targets (regression) at ``X``."""
+        return self._predictor().predict(self.solution, X)
+
+    def summary(self) -> str:
+        """One line: status, objective, bound, gap and seconds."""
+        bound = "—" if self.bound is None else f"{self.bound:.10g}"
+        return (
+            f"{self.model} | {self.driver} | {self.backend}: {self.status.value}, "
+            f"objective {self.objective:.10g}, bound {bound}, gap {self.gap:.2e}, "
+            f"{self.timings.total:.3f} s"
+        )

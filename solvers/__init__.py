@@ -1,0 +1,1 @@
+"""Solver back-ends: one module per open solver."""
