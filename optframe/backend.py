@@ -54,7 +54,8 @@ class BackendResult:
     """What a back-end returns: status, values read through the handles, objective and bound.
 
     ``objective`` and ``bound`` are on the solver's scale (the formulation maps them to the
-    model's); ``bound`` is the solver's own proven bound (dual objective, MIP dual bound) or ``None``.
+    model's); ``bound`` is the solver's own proven bound (dual objective, MIP dual bound) or
+    ``None``.
     """
 
     status: Status
@@ -69,8 +70,9 @@ class BackendResult:
 class Backend(abc.ABC):
     """One solver through one layer.
 
-    Subclasses set ``solver`` (lower-case solver name), ``layer``, ``supports`` (problem classes) and
-    ``requires`` (import names checked by :meth:`available`), and implement :meth:`solve`.
+    Subclasses set ``solver`` (lower-case solver name), ``layer``, ``supports`` (problem
+    classes) and ``requires`` (import names checked by :meth:`available`), and implement
+    :meth:`solve`.
     """
 
     solver: ClassVar[str]

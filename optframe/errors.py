@@ -14,7 +14,7 @@ class OptframeError(Exception):
 
 
 class DataError(OptframeError, ValueError):
-    """Invalid or missing data: NaN/inf, shape mismatch, bad labels, an empty class, a missing file."""
+    """Invalid or missing data: NaN/inf, mismatched shapes, bad labels, an empty class, no file."""
 
 
 class ModelError(OptframeError, ValueError):
@@ -26,7 +26,7 @@ class IncompatibleDriver(OptframeError, TypeError):
 
 
 class IncompatibleBackend(OptframeError, TypeError):
-    """The back-end cannot solve the model's problem class, or not through any layer the model has."""
+    """The back-end cannot solve the model's problem class through any layer the model has."""
 
 
 class UnknownBackend(OptframeError, ValueError):

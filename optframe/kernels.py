@@ -1,7 +1,7 @@
 r"""Kernel functions: full matrices, selected rows and diagonals, for dense or sparse data.
 
-No method forms an n x n matrix unless it is asked for one (:meth:`Kernel.matrix`); drivers that work
-on large data ask for rows (:meth:`Kernel.rows`) or the diagonal (:meth:`Kernel.diagonal`).
+No method forms an n x n matrix unless it is asked for one (:meth:`Kernel.matrix`); drivers that
+work on large data ask for rows (:meth:`Kernel.rows`) or the diagonal (:meth:`Kernel.diagonal`).
 """
 
 from __future__ import annotations
@@ -43,17 +43,17 @@ class Kernel(abc.ABC):
         """Return the matrix :math:`[k(x_i, y_j)]_{ij}` (shape ``(len(X), len(Y))``)."""
 
     def matrix(self, X: ArrayLike) -> NDArray[np.float64]:
-        """The full Gram matrix of ``X``. Forms an n x n array: use only for small n."""
+        """Return the full Gram matrix of ``X`` (an n x n array: use only for small n)."""
         return self(X, X)
 
     def rows(self, X: ArrayLike, index: ArrayLike) -> NDArray[np.float64]:
-        """Rows ``index`` of the Gram matrix of ``X``, shape ``(len(index), n)``."""
+        """Return rows ``index`` of the Gram matrix of ``X``, shape ``(len(index), n)``."""
         X = _rows(X)
         return self(X[np.asarray(index)], X)
 
     @abc.abstractmethod
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
-        """The diagonal :math:`k(x_i, x_i)` of the Gram matrix of ``X``."""
+        """Return the diagonal :math:`k(x_i, x_i)` of the Gram matrix of ``X``."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,11 @@ class Linear(Kernel):
     r""":math:`k(x, z) = x^\top z`."""
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        """Return the kernel matrix between the rows of ``X`` and ``Y``."""
         return _inner(X, Y)
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Return :math:`k(x_i, x_i)` for every row of ``X``."""
         return _squared_norms(X)
 
 
@@ -78,11 +80,13 @@ class RBF(Kernel):
             raise ModelError(f"RBF gamma must be positive; got {self.gamma}")
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        """Return the kernel matrix between the rows of ``X`` and ``Y``."""
         distances = _squared_norms(X)[:, None] + _squared_norms(Y)[None, :] - 2.0 * _inner(X, Y)
         np.maximum(distances, 0.0, out=distances)
         return np.exp(-self.gamma * distances)
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Return :math:`k(x_i, x_i)` for every row of ``X``."""
         return np.ones(_rows(X).shape[0])
 
 
@@ -105,9 +109,11 @@ class Polynomial(Kernel):
             )
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        """Return the kernel matrix between the rows of ``X`` and ``Y``."""
         return (self.gamma * _inner(X, Y) + self.coef0) ** int(self.degree)
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Return :math:`k(x_i, x_i)` for every row of ``X``."""
         return (self.gamma * _squared_norms(X) + self.coef0) ** int(self.degree)
 
 

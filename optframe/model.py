@@ -7,8 +7,8 @@ A model declares its optimization problem once, in one or more *layers*:
 * ``"matrix"``: a :class:`MatrixProblem`, the canonical sparse LP/QP/MIQP data that native solver
   interfaces take without modeling overhead.
 
-Whatever the layer, the formulation names its variables (and the constraints whose duals matter), and
-a ``recover`` function turns the solver's values into the model's solution, named as in the model's
+Whatever the layer, the formulation names its variables (and the constraints whose duals matter),
+and a ``recover`` function turns the solver's values into the model's solution, named as in the model's
 docstring. The model then evaluates its own objective at that solution: that number, not the
 solver's, is what :class:`~optframe.result.Result` reports.
 """
@@ -131,7 +131,8 @@ class RawSolution:
     """Values a back-end read through a formulation's named handles.
 
     ``dual`` holds, per named constraint, the sensitivity of the optimal value to the constraint's
-    right-hand side (for a minimization: ``d f* / d rhs``), the convention every back-end converts to.
+    right-hand side (for a minimization: ``d f* / d rhs``), the convention every back-end
+    converts to.
     """
 
     primal: Mapping[str, NDArray[np.float64]]
@@ -164,7 +165,7 @@ class Formulation:
         Maps a :class:`RawSolution` to the model's named solution.
     objective_scale, objective_offset : float
         The original model's objective equals ``scale * solver_objective + offset`` at an optimum
-        (``scale = -1`` for a dual formulation that is maximized as the minimization of its negative).
+        (``scale = -1`` for a dual formulation maximized as the minimization of its negative).
     form : str
         Which formulation of the model this is ("primal", "dual", ...).
     """

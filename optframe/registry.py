@@ -1,7 +1,7 @@
 """Name -> class lookup for back-ends, models and drivers.
 
-The core never imports ``optframe.solvers`` or ``optframe.models`` when it is imported. Their modules
-register themselves with the decorators below when they are imported, and :func:`load_plugins`
+The core never imports ``optframe.solvers`` or ``optframe.models`` when it is imported. Their
+modules register themselves with the decorators below when they are imported, and :func:`load_plugins`
 imports them (and any third-party package that declares an ``optframe.plugins`` entry point) the
 first time a lookup needs them.
 """
@@ -48,7 +48,7 @@ def register_driver(cls: T) -> T:
 
 
 def load_plugins() -> None:
-    """Import the bundled back-ends and models, and third-party ``optframe.plugins`` entry points."""
+    """Import the bundled back-ends, models and drivers, and ``optframe.plugins`` entry points."""
     global _LOADED
     if _LOADED:
         return
@@ -79,7 +79,7 @@ def drivers() -> dict[str, type]:
 
 
 def default_solver(problem_class: ProblemClass) -> str:
-    """The reference solver for a problem class: LP, MILP -> HiGHS; QP -> Clarabel; MIQP -> SCIP."""
+    """Return the reference solver of a class: LP, MILP -> HiGHS; QP -> Clarabel; MIQP -> SCIP."""
     from optframe.model import ProblemClass
 
     return {

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 class Status(enum.Enum):
     """How a solve ended.
 
-    ``OPTIMAL`` means optimality was proven to the solver's or driver's tolerance (for a decomposition
-    driver: a proven bound closed the gap). ``CONVERGED`` means an iterative driver met its stopping
+    ``OPTIMAL`` means optimality was proven to the solver's or driver's tolerance (for a
+    decomposition driver: a proven bound closed the gap). ``CONVERGED`` means an iterative driver met its stopping
     rule without a proof of optimality.
     """
 
@@ -139,7 +139,7 @@ class Result:
         return self.source
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Evaluate the fitted decision function (classifiers) or prediction (regression) at ``X``."""
+        """Evaluate the decision function (classifiers) or the prediction (regression) at ``X``."""
         return self._predictor().decision_function(self.solution, X)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:

@@ -1,0 +1,1 @@
+"""Benchmark suites and the serial runner behind ``optframe bench``."""

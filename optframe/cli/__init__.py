@@ -1,0 +1,1 @@
+"""The ``optframe`` command line."""

@@ -1,4 +1,7 @@
-"""Drivers: algorithms over models. ``Direct`` is the reference every other driver is tested against."""
+"""Drivers: algorithms over models.
+
+``Direct`` is the reference every other driver is tested against.
+"""
 
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct

@@ -50,7 +50,7 @@ class Driver(abc.ABC):
     requires: ClassVar[tuple[str, ...]] = ()
 
     def missing(self, model: Model) -> list[str]:
-        """The capabilities in ``requires`` that ``model`` lacks."""
+        """Return the capabilities in ``requires`` that ``model`` lacks."""
         return [capability for capability in self.requires if not hasattr(model, capability)]
 
     def accepts(self, model: Model) -> bool:

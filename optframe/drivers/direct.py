@@ -48,7 +48,7 @@ class Direct(Driver):
     form: str | None = None
 
     def run(self, model: Model, context: RunContext) -> Result:
-        """Build ``model`` in the back-end's layer, solve it, and evaluate the original objective."""
+        """Build ``model`` in the back-end's layer, solve it, evaluate the original objective."""
         start = time.perf_counter()
         backend = resolve_backend(context.backend, model)
         formulation = model.build(backend.layer, form=self.form)
