@@ -8,8 +8,8 @@ A model declares its optimization problem once, in one or more *layers*:
   interfaces take without modeling overhead.
 
 Whatever the layer, the formulation names its variables (and the constraints whose duals matter),
-and a ``recover`` function turns the solver's values into the model's solution, named as in the model's
-docstring. The model then evaluates its own objective at that solution: that number, not the
+and a ``recover`` function turns the solver's values into the model's solution, named as in the
+model's docstring. The model then evaluates its own objective at that solution: that number, not the
 solver's, is what :class:`~optframe.result.Result` reports.
 """
 

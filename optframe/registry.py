@@ -1,9 +1,9 @@
 """Name -> class lookup for back-ends, models and drivers.
 
 The core never imports ``optframe.solvers`` or ``optframe.models`` when it is imported. Their
-modules register themselves with the decorators below when they are imported, and :func:`load_plugins`
-imports them (and any third-party package that declares an ``optframe.plugins`` entry point) the
-first time a lookup needs them.
+modules register themselves with the decorators below when they are imported, and
+:func:`load_plugins` imports them (and any third-party package that declares an
+``optframe.plugins`` entry point) the first time a lookup needs them.
 """
 
 from __future__ import annotations

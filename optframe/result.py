@@ -19,8 +19,8 @@ class Status(enum.Enum):
     """How a solve ended.
 
     ``OPTIMAL`` means optimality was proven to the solver's or driver's tolerance (for a
-    decomposition driver: a proven bound closed the gap). ``CONVERGED`` means an iterative driver met its stopping
-    rule without a proof of optimality.
+    decomposition driver: a proven bound closed the gap). ``CONVERGED`` means an iterative driver
+    met its stopping rule without a proof of optimality.
     """
 
     OPTIMAL = "optimal"
