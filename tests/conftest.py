@@ -1,0 +1,21 @@
+"""Shared test configuration.
+
+The benchmark data live in ``../shared/datasets`` beside the repository (see the README). Tests
+point ``OPTFRAME_DATA`` there unless it is already set; tests that need the files fail when they
+are missing, they never skip.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("OPTFRAME_DATA", str(REPO.parent / "shared" / "datasets"))
+os.environ.setdefault("OPTFRAME_OFFLINE", "1")
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261121)
