@@ -1,0 +1,151 @@
+"""Build and solve seconds of the LAD LP through every layer, against highspy called by hand.
+
+For each size (n rows, m = 100 features, AID's Set A generator) and each formulation (primal:
+n equality rows, m + 1 + 2n columns; dual: m + 1 rows, n bounded columns), the same LP is solved by
+
+* ``highspy by hand``: the LP assembled with scipy and passed to ``highspy.Highs`` directly, the
+  baseline;
+* ``matrix:highs``: ``optframe.solve(LADRegression(data), backend="matrix:highs")``;
+* ``cvxpy:highs`` and ``pyomo:highs``: the same model built in CVXPY and Pyomo (primal only: the
+  form a modeler writes).
+
+All use HiGHS with its default options and one thread, so differences are modeling overhead.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from optframe.bench.suite import Cell
+
+DESCRIPTION = (
+    "LAD LP (Set A, m=100): build and solve seconds through native highspy, CVXPY and Pyomo, "
+    "against highspy by hand"
+)
+COLUMNS = [
+    "n",
+    "m",
+    "form",
+    "path",
+    "status",
+    "objective",
+    "build_s",
+    "solve_s",
+    "total_s",
+    "rel_diff",
+]
+SIZES = (10_000, 100_000, 200_000)
+QUICK_SIZES = (2_000,)
+PATHS = ("highspy by hand", "matrix:highs", "cvxpy:highs", "pyomo:highs")
+
+
+def cells(quick: bool) -> list[Cell]:
+    """Every (n, form, path) cell; the modeling layers only for the primal form."""
+    grid = []
+    for n in QUICK_SIZES if quick else SIZES:
+        for form in ("primal", "dual"):
+            for path in PATHS:
+                if form == "dual" and path in ("cvxpy:highs", "pyomo:highs"):
+                    continue
+                grid.append(Cell({"n": n, "m": 100, "form": form, "path": path, "seed": 0}))
+    return grid
+
+
+_DATA_CACHE: dict[tuple[int, int, int], Any] = {}
+_REFERENCE: dict[tuple[int, str], float] = {}  # by-hand objective per (n, form), cells run in order
+
+
+def _data(n: int, m: int, seed: int) -> Any:
+    from optframe.data import make_lad_set_a
+
+    key = (n, m, seed)
+    if key not in _DATA_CACHE:
+        _DATA_CACHE.clear()
+        _DATA_CACHE[key] = make_lad_set_a(n, m, random_state=seed)
+    return _DATA_CACHE[key]
+
+
+def lad_lp_by_hand(X: np.ndarray, y: np.ndarray, form: str) -> tuple[dict[str, Any], float]:
+    """Assemble the LAD LP (with intercept) with scipy and pass it to highspy; return its result."""
+    import highspy
+
+    n, m = X.shape
+    inf = highspy.kHighsInf
+    start = time.perf_counter()
+    lp = highspy.HighsLp()
+    if form == "primal":
+        identity = sp.identity(n, format="csc")
+        A = sp.hstack([sp.csc_array(X), sp.csc_array(np.ones((n, 1))), identity, -identity])
+        A = sp.csc_array(A)
+        cost = np.r_[np.zeros(m + 1), np.ones(2 * n)]
+        lower = np.r_[np.full(m + 1, -inf), np.zeros(2 * n)]
+        upper = np.full(m + 1 + 2 * n, inf)
+        row_lower = row_upper = y
+    else:
+        A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
+        cost, lower, upper = -y, -np.ones(n), np.ones(n)
+        row_lower = row_upper = np.zeros(m + 1)
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    solver = highspy.Highs()
+    solver.setOptionValue("output_flag", False)
+    solver.setOptionValue("threads", 1)
+    solver.passModel(lp)
+    built = time.perf_counter()
+    solver.run()
+    objective = solver.getInfo().objective_function_value
+    solved = time.perf_counter()
+    status = solver.modelStatusToString(solver.getModelStatus())
+    objective = -objective if form == "dual" else objective
+    record = {"status": status, "objective": objective, "build_s": built - start}
+    record |= {"solve_s": solved - built, "total_s": solved - start}
+    return record, objective
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Solve one cell and report its seconds; ``rel_diff`` is against the by-hand objective."""
+    import optframe as of
+    from optframe.drivers import Direct
+    from optframe.models import LADRegression
+
+    data = _data(cell["n"], cell["m"], cell["seed"])
+    if cell["path"] == "highspy by hand":
+        record, objective = lad_lp_by_hand(np.asarray(data.X), data.y, cell["form"])
+        _REFERENCE[cell["n"], cell["form"]] = objective
+        return record | {"rel_diff": 0.0}
+    result = of.solve(
+        LADRegression(data),
+        driver=Direct(form=cell["form"]),
+        backend=cell["path"],
+        threads=1,
+    )
+    reference = _REFERENCE.get((cell["n"], cell["form"]))
+    rel_diff = None if reference is None else abs(result.objective - reference) / abs(reference)
+    return {
+        "status": result.status.value,
+        "objective": result.objective,
+        "build_s": result.timings.build,
+        "solve_s": result.timings.solve,
+        "total_s": result.timings.total,
+        "rel_diff": rel_diff,
+    }
+
+
+def summarize(records: list[dict[str, Any]]) -> str:
+    """Ratio of each path's total seconds to highspy by hand, per size and form."""
+    lines = ["Total seconds relative to highspy by hand (same n, same form, same run):", ""]
+    baseline = {
+        (r["n"], r["form"]): r["total_s"] for r in records if r["path"] == "highspy by hand"
+    }
+    for r in records:
+        base = baseline.get((r["n"], r["form"]))
+        if r["path"] != "highspy by hand" and base and "total_s" in r:
+            lines.append(f"- n={r['n']}, {r['form']}, {r['path']}: {r['total_s'] / base:.2f}x")
+    return "\n".join(lines)

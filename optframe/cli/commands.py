@@ -1,0 +1,217 @@
+"""What each ``optframe`` sub-command does; imported only when the command line runs."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from optframe import registry
+from optframe.data import Dataset, load_dataset
+from optframe.drivers import Direct, Driver
+from optframe.errors import ModelError, OptframeError
+from optframe.model import Model
+from optframe.result import Result
+from optframe.solve import solve
+
+console = Console()
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ModelError(f"--param takes NAME=VALUE; got {pair!r}")
+        params[name.strip()] = _parse_value(value.strip())
+    return params
+
+
+def _make_model(name: str, data: Dataset, params: dict[str, Any]) -> Model:
+    known = registry.models()
+    if name not in known:
+        raise ModelError(f"unknown model {name!r}; known models: {sorted(known)}")
+    try:
+        return known[name](data, **params)
+    except TypeError as exc:
+        raise ModelError(f"bad parameters for {name}: {exc}") from None
+
+
+def _problem(args: argparse.Namespace) -> Model:
+    data = load_dataset(args.data, split=args.split)
+    if args.rows is not None:
+        data = data.subset(np.arange(min(args.rows, data.n_samples)))
+    return _make_model(args.model, data, _parse_params(args.param))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A (driver, back-end) pair to run in a comparison."""
+
+    driver: Driver
+    backend: str
+
+    @property
+    def label(self) -> str:
+        """The driver's name, with its form for Direct."""
+        form = getattr(self.driver, "form", None)
+        return self.driver.name + (f" ({form})" if form else "")
+
+
+def applicable_pairs(model: Model) -> Iterator[Pair]:
+    """Yield every (driver, back-end) pair that can solve ``model``.
+
+    Direct is paired with every back-end (every solver through every layer the model offers, for
+    every formulation of the model); iterative drivers with the reference back-end of their
+    sub-problems.
+    """
+    for solver, classes in registry.backends().items():
+        for backend in classes:
+            if model.problem_class in backend.supports and backend.layer in model.layers:
+                for form in model.forms:
+                    yield Pair(Direct(form=form), f"{backend.layer}:{solver}")
+    for name, driver_class in registry.drivers().items():
+        if name != Direct.name:
+            driver = driver_class()
+            if driver.accepts(model):
+                yield Pair(driver, "auto")
+
+
+def _row(pair: Pair, result: Result, reference: float) -> list[str]:
+    difference = abs(result.objective - reference) / max(1.0, abs(reference))
+    bound = "—" if result.bound is None else f"{result.bound:.8g}"
+    gap = "—" if math.isinf(result.gap) else f"{result.gap:.1e}"
+    return [
+        pair.label,
+        result.backend,
+        result.status.value,
+        f"{result.objective:.8g}",
+        bound,
+        gap,
+        f"{difference:.1e}" if math.isfinite(difference) else "—",
+        f"{result.timings.build:.3f}",
+        f"{result.timings.solve:.3f}",
+        f"{result.timings.total:.3f}",
+    ]
+
+
+def _comparison_table(title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("driver", "back-end", "status", "objective", "bound", "gap"):
+        table.add_column(column, justify="left" if column in ("driver", "back-end") else "right")
+    for column in ("vs ref", "build s", "solve s", "total s"):
+        table.add_column(column, justify="right")
+    return table
+
+
+def compare_model(model: Model, title: str, **options: Any) -> Table:
+    """Solve ``model`` with every applicable pair and return the comparison table.
+
+    The reference is Direct on the default back-end of the model's problem class; "vs ref" is
+    ``|objective - reference| / max(1, |reference|)``.
+    """
+    reference = solve(model, **options)
+    table = _comparison_table(f"{title} — reference: {reference.backend}, {reference.status.value}")
+    for pair in applicable_pairs(model):
+        try:
+            result = solve(model, driver=pair.driver, backend=pair.backend, **options)
+        except OptframeError as exc:
+            table.add_row(pair.label, pair.backend, f"refused: {exc}", *[""] * 7)
+            continue
+        table.add_row(*_row(pair, result, reference.objective))
+    return table
+
+
+def solve_one(args: argparse.Namespace) -> int:
+    """``optframe solve``: one model, one driver, one back-end."""
+    model = _problem(args)
+    driver: Driver | str = Direct(form=args.form) if args.driver == "direct" else args.driver
+    result = solve(
+        model, driver=driver, backend=args.backend, time_limit=args.time_limit, tol=args.tol
+    )
+    console.print(result.summary())
+    for name, value in result.solution.items():
+        shown = np.array2string(np.asarray(value)[:8], precision=5, separator=", ")
+        more = f" ... ({len(value)} values)" if np.size(value) > 8 else ""
+        console.print(f"  {name} = {shown}{more}")
+    return 0 if result.status.is_success else 1
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``optframe compare``: every applicable driver x back-end pair on one model."""
+    model = _problem(args)
+    title = f"{model.name} on {args.data} (n={model.data.n_samples}, m={model.data.n_features})"
+    console.print(compare_model(model, title, time_limit=args.time_limit, tol=args.tol))
+    return 0
+
+
+def datasets(args: argparse.Namespace) -> int:
+    """``optframe datasets``: the named data sets and where each was found."""
+    from optframe.data import list_datasets
+
+    table = Table(title="data sets (OPTFRAME_DATA, then the cache)", title_justify="left")
+    for column in ("name", "task", "n", "m", "found"):
+        table.add_column(column)
+    for info in list_datasets():
+        table.add_row(info.name, info.task, str(info.n), str(info.m), str(info.location))
+    console.print(table)
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    """``optframe demo``: Direct on every back-end, for LAD and weighted SVM, on bundled data."""
+    from optframe.cli.demo_problems import demo_problems
+
+    start = time.perf_counter()
+    for title, model in demo_problems(quick=args.quick):
+        console.print(compare_model(model, title))
+    console.print(f"demo finished in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    """``optframe bench SUITE``: run a suite serially and print its table."""
+    from optframe.bench.suite import load_suite, markdown_table, run_suite, suite_names
+
+    if args.list or not args.suite:
+        for name in suite_names():
+            console.print(f"{name}: {load_suite(name).DESCRIPTION}")
+        return 0
+    suite = load_suite(args.suite)
+
+    def progress(index: int, total: int, cell: Any) -> None:
+        console.print(f"[{index + 1}/{total}] {dict(cell.params)}", highlight=False)
+
+    records = run_suite(suite, quick=args.quick, progress=progress)
+    table = markdown_table(records, list(suite.COLUMNS))
+    parts = [f"# optframe bench {args.suite}", "", suite.DESCRIPTION, "", table]
+    if hasattr(suite, "summarize"):
+        parts += ["", suite.summarize(records)]
+    if getattr(suite, "PAPER", None):
+        parts += ["", "Paper's figures:", "", suite.PAPER]
+    text = "\n".join(parts) + "\n"
+    console.print(text, markup=False, highlight=False)
+    if args.report:
+        with open(args.report, "w") as handle:
+            handle.write(text)
+    failed = [r for r in records if r.get("status") == "failed"]
+    return 1 if failed else 0
