@@ -15,6 +15,7 @@ from optframe.errors import (
     SolverError,
     SolverUnavailable,
     UnknownBackend,
+    UnknownDriver,
 )
 from optframe.kernels import RBF, Kernel, Linear, Polynomial
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
@@ -49,6 +50,7 @@ __all__ = [
     "Status",
     "Timings",
     "UnknownBackend",
+    "UnknownDriver",
     "__version__",
     "solve",
 ]

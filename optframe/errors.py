@@ -33,6 +33,10 @@ class UnknownBackend(OptframeError, ValueError):
     """No back-end is registered under the requested name."""
 
 
+class UnknownDriver(OptframeError, ValueError):
+    """No driver is registered under the requested name."""
+
+
 class SolverUnavailable(OptframeError, ImportError):
     """The solver library behind a back-end cannot be imported."""
 

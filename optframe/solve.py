@@ -7,7 +7,7 @@ from typing import Any
 
 from optframe.backend import SolveOptions
 from optframe.drivers.base import Callback, Driver, RunContext
-from optframe.errors import ModelError
+from optframe.errors import ModelError, UnknownDriver
 from optframe.model import Model
 from optframe.registry import drivers
 from optframe.result import Result
@@ -20,7 +20,7 @@ def _driver(driver: Driver | str) -> Driver:
     try:
         return known[driver.lower()]()
     except KeyError:
-        raise ModelError(f"unknown driver {driver!r}; known drivers: {sorted(known)}") from None
+        raise UnknownDriver(f"unknown driver {driver!r}; known drivers: {sorted(known)}") from None
 
 
 def solve(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,9 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from optframe import registry
+from optframe.compare import Comparison, compare
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import Direct, Driver
-from optframe.errors import ModelError, OptframeError
+from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.result import Result
 from optframe.solve import solve
@@ -63,45 +62,14 @@ def _problem(args: argparse.Namespace) -> Model:
     return _make_model(args.model, data, _parse_params(args.param))
 
 
-@dataclass(frozen=True)
-class Pair:
-    """A (driver, back-end) pair to run in a comparison."""
-
-    driver: Driver
-    backend: str
-
-    @property
-    def label(self) -> str:
-        """The driver's name, with its form for Direct."""
-        form = getattr(self.driver, "form", None)
-        return self.driver.name + (f" ({form})" if form else "")
-
-
-def applicable_pairs(model: Model) -> Iterator[Pair]:
-    """Yield every (driver, back-end) pair that can solve ``model``.
-
-    Direct is paired with every back-end (every solver through every layer the model offers, for
-    every formulation of the model); iterative drivers with the reference back-end of their
-    sub-problems.
-    """
-    for solver, classes in registry.backends().items():
-        for backend in classes:
-            if model.problem_class in backend.supports and backend.layer in model.layers:
-                for form in model.forms:
-                    yield Pair(Direct(form=form), f"{backend.layer}:{solver}")
-    for name, driver_class in registry.drivers().items():
-        if name != Direct.name:
-            driver = driver_class()
-            if driver.accepts(model):
-                yield Pair(driver, "auto")
-
-
-def _row(pair: Pair, result: Result, reference: float) -> list[str]:
-    difference = abs(result.objective - reference) / max(1.0, abs(reference))
+def _row(run: Comparison, reference: Result) -> list[str]:
+    result = run.result
+    assert result is not None
+    difference = run.difference(reference)
     bound = "—" if result.bound is None else f"{result.bound:.8g}"
     gap = "—" if math.isinf(result.gap) else f"{result.gap:.1e}"
     return [
-        pair.label,
+        run.pair.label,
         result.backend,
         result.status.value,
         f"{result.objective:.8g}",
@@ -129,15 +97,13 @@ def compare_model(model: Model, title: str, **options: Any) -> Table:
     The reference is Direct on the default back-end of the model's problem class; "vs ref" is
     ``|objective - reference| / max(1, |reference|)``.
     """
-    reference = solve(model, **options)
+    reference, runs = compare(model, **options)
     table = _comparison_table(f"{title} — reference: {reference.backend}, {reference.status.value}")
-    for pair in applicable_pairs(model):
-        try:
-            result = solve(model, driver=pair.driver, backend=pair.backend, **options)
-        except OptframeError as exc:
-            table.add_row(pair.label, pair.backend, f"refused: {exc}", *[""] * 7)
-            continue
-        table.add_row(*_row(pair, result, reference.objective))
+    for run in runs:
+        if run.result is None:
+            table.add_row(run.pair.label, run.pair.backend, f"refused: {run.refusal}", *[""] * 7)
+        else:
+            table.add_row(*_row(run, reference))
     return table
 
 
@@ -156,7 +122,7 @@ def solve_one(args: argparse.Namespace) -> int:
     return 0 if result.status.is_success else 1
 
 
-def compare(args: argparse.Namespace) -> int:
+def compare_command(args: argparse.Namespace) -> int:
     """``optframe compare``: every applicable driver x back-end pair on one model."""
     model = _problem(args)
     title = f"{model.name} on {args.data} (n={model.data.n_samples}, m={model.data.n_features})"

@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = {
         "demo": commands.demo,
         "solve": commands.solve_one,
-        "compare": commands.compare,
+        "compare": commands.compare_command,
         "datasets": commands.datasets,
         "bench": commands.bench,
     }[args.command]

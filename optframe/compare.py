@@ -1,0 +1,81 @@
+"""Run one model through every applicable (driver, back-end) pair against the Direct reference."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from optframe import registry
+from optframe.drivers.base import Driver
+from optframe.drivers.direct import Direct
+from optframe.errors import OptframeError
+from optframe.model import Model
+from optframe.result import Result
+from optframe.solve import solve
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A (driver, back-end) pair."""
+
+    driver: Driver
+    backend: str
+
+    @property
+    def label(self) -> str:
+        """The driver's name, with the formulation for Direct."""
+        form = getattr(self.driver, "form", None)
+        return self.driver.name + (f" ({form})" if form else "")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of one pair: its result, or why it was refused."""
+
+    pair: Pair
+    result: Result | None
+    refusal: str = ""
+
+    def difference(self, reference: Result) -> float:
+        """Return ``|objective - reference| / max(1, |reference|)``."""
+        if self.result is None:
+            return float("nan")
+        return abs(self.result.objective - reference.objective) / max(1.0, abs(reference.objective))
+
+
+def applicable_pairs(model: Model) -> Iterator[Pair]:
+    """Yield every (driver, back-end) pair that can solve ``model``.
+
+    Direct is paired with every registered back-end (every solver, through every layer the model
+    offers, for every formulation of the model); the other drivers, with the default back-end for
+    their sub-problems.
+    """
+    for solver, classes in registry.backends().items():
+        for backend in classes:
+            if model.problem_class in backend.supports and backend.layer in model.layers:
+                for form in model.forms:
+                    yield Pair(Direct(form=form), f"{backend.layer}:{solver}")
+    for name, driver_class in registry.drivers().items():
+        if name != Direct.name:
+            driver = driver_class()
+            if driver.accepts(model):
+                yield Pair(driver, "auto")
+
+
+def compare(model: Model, **options: Any) -> tuple[Result, list[Comparison]]:
+    """Solve ``model`` with the reference (Direct, default back-end) and with every pair.
+
+    ``options`` go to :func:`optframe.solve` for every run. A pair whose model/back-end combination
+    is refused (for example a formulation too large to build) is reported with the reason.
+    """
+    reference = solve(model, **options)
+    runs = []
+    for pair in applicable_pairs(model):
+        try:
+            result = solve(model, driver=pair.driver, backend=pair.backend, **options)
+        except OptframeError as exc:
+            runs.append(Comparison(pair, None, f"{type(exc).__name__}: {exc}"))
+            continue
+        runs.append(Comparison(pair, result))
+    return reference, runs
