@@ -1,1 +1,6 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
+
+from .lad import LADRegression
+from .weighted_svm import WeightedSVM
+
+__all__ = ["LADRegression", "WeightedSVM"]

@@ -53,8 +53,10 @@ def applicable_pairs(model: Model) -> Iterator[Pair]:
     """
     for solver, classes in registry.backends().items():
         for backend in classes:
-            if model.problem_class in backend.supports and backend.layer in model.layers:
-                for form in model.forms:
+            if model.problem_class not in backend.supports:
+                continue
+            for form in model.forms:
+                if model.offers(backend.layer, form):
                     yield Pair(Direct(form=form), f"{backend.layer}:{solver}")
     for name, driver_class in registry.drivers().items():
         if name != Direct.name:

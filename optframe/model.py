@@ -200,6 +200,28 @@ class Model(abc.ABC):
     is_classifier: ClassVar[bool] = False
 
     @property
+    def default_form(self) -> str:
+        """The formulation built when none is asked for (the first of :attr:`forms`)."""
+        return self.forms[0]
+
+    def check_form(self, form: str | None) -> str:
+        """Return ``form`` (or the default form if ``None``); raise ModelError if unknown."""
+        form = self.default_form if form is None else form
+        if form not in self.forms:
+            raise ModelError(f"{self.name} has no {form!r} form; it offers {list(self.forms)}")
+        return form
+
+    def offers(self, layer: str, form: str | None = None) -> bool:
+        """Whether the model can be built in ``layer`` and ``form`` (default: the default form).
+
+        The class attributes :attr:`layers` and :attr:`forms` list what the class can build; a
+        model whose parameters rule some of them out (a kernel without a primal, say) overrides
+        this method, so drivers and comparisons skip those combinations instead of failing.
+        """
+        form = self.default_form if form is None else form
+        return layer in self.layers and form in self.forms
+
+    @property
     def name(self) -> str:
         """The model's class name."""
         return type(self).__name__
@@ -212,7 +234,7 @@ class Model(abc.ABC):
         layer : {"matrix", "cvxpy", "pyomo"}
             The modeling layer.
         form : str, optional
-            One of :attr:`forms` (default: the first, usually "primal").
+            One of :attr:`forms` (default: :attr:`default_form`).
 
         Raises
         ------
@@ -223,9 +245,7 @@ class Model(abc.ABC):
             raise ModelError(
                 f"{self.name} cannot be built in layer {layer!r}; it offers {list(self.layers)}"
             )
-        form = self.forms[0] if form is None else form
-        if form not in self.forms:
-            raise ModelError(f"{self.name} has no {form!r} form; it offers {list(self.forms)}")
+        form = self.check_form(form)
         return getattr(self, f"_build_{layer}")(form)
 
     @abc.abstractmethod

@@ -97,11 +97,12 @@ def _split(name: str) -> tuple[str | None, str]:
     return None, name
 
 
-def resolve_backend(name: str, model: Model) -> Backend:
+def resolve_backend(name: str, model: Model, form: str | None = None) -> Backend:
     """Return a back-end instance for ``name`` that can solve ``model``.
 
     ``name`` is ``"auto"``, a solver (``"highs"``: its preferred layer among those the model
-    offers) or ``"layer:solver"`` (``"pyomo:highs"``, ``"cvxpy:clarabel"``, ``"matrix:highs"``).
+    offers for ``form``) or ``"layer:solver"`` (``"pyomo:highs"``, ``"cvxpy:clarabel"``,
+    ``"matrix:highs"``).
 
     Raises
     ------
@@ -135,11 +136,12 @@ def resolve_backend(name: str, model: Model) -> Backend:
             f"it supports {sorted(c.value for c in candidates[0].supports)}. "
             f"The default for {problem_class.value} is {default_solver(problem_class)!r}"
         )
-    usable = [b for b in for_class if b.layer in model.layers]
+    usable = [b for b in for_class if model.offers(b.layer, form)]
     if not usable:
+        offered = [layer for layer in model.layers if model.offers(layer, form)]
         raise IncompatibleBackend(
             f"{name!r} reaches its solver through {[b.layer for b in for_class]}, but "
-            f"{model.name} is only declared in {list(model.layers)}"
+            f"{model.name} (form {form or model.default_form!r}) is only declared in {offered}"
         )
     backend = usable[0]
     backend.check_available()

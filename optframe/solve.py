@@ -73,7 +73,7 @@ def solve(
     >>> from optframe.data import Dataset
     >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 5.0]))
     >>> round(of.solve(model).objective, 6)
-    2.0
+    1.5
     """
     if not isinstance(model, Model):
         raise ModelError(f"solve() takes an optframe model; got {type(model).__name__}")

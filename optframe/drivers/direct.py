@@ -50,7 +50,8 @@ class Direct(Driver):
     def run(self, model: Model, context: RunContext) -> Result:
         """Build ``model`` in the back-end's layer, solve it, evaluate the original objective."""
         start = time.perf_counter()
-        backend = resolve_backend(context.backend, model)
+        model.check_form(self.form)
+        backend = resolve_backend(context.backend, model, self.form)
         formulation = model.build(backend.layer, form=self.form)
         built = time.perf_counter()
         raw = backend.solve(formulation, context.options)

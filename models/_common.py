@@ -1,0 +1,118 @@
+"""Helpers shared by the models: data checks, weights, sparse blocks, blocked kernel products."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.data import Dataset
+from optframe.errors import DataError, ModelError
+from optframe.kernels import Kernel
+
+# Kernel blocks are computed this many entries at a time (32 MB of float64).
+BLOCK_ENTRIES = 1 << 22
+
+
+def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:
+    """Return ``data`` if it is a :class:`Dataset` (with targets when ``need_y``), else raise."""
+    if not isinstance(data, Dataset):
+        raise DataError(
+            f"{model} takes an optframe.data.Dataset; got {type(data).__name__}. "
+            "Wrap arrays with Dataset(X=X, y=y)."
+        )
+    if need_y and data.y is None:
+        raise DataError(f"{model} needs targets, but data.y is None; pass Dataset(X=X, y=y).")
+    return data
+
+
+def check_flag(value: Any, name: str, model: str) -> bool:
+    """Return ``value`` as a bool if it is one (numpy bools included), else raise ModelError."""
+    if not isinstance(value, bool | np.bool_):
+        raise ModelError(f"{model}: {name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def resolve_weights(data: Dataset, sample_weight: ArrayLike | None, model: str) -> NDArray:
+    """Return the effective sample weights: the model's, else the dataset's, else ones.
+
+    Model-level weights are validated exactly as the Dataset validates its own (``DataError`` for
+    NaN, a wrong length, negative entries or all zeros). Giving weights in both places is ambiguous
+    and raises ``ModelError``.
+    """
+    if sample_weight is None:
+        return data.weights
+    if data.sample_weight is not None:
+        raise ModelError(
+            f"{model}: sample weights were given both in the Dataset and as sample_weight=; "
+            "pass them in one place only (for example data.with_weights(w))."
+        )
+    weights = data.with_weights(sample_weight).sample_weight
+    assert weights is not None
+    return weights
+
+
+def eye(n: int) -> sp.csc_array:
+    """Return the n x n identity as a CSC array."""
+    return sp.csc_array(sp.identity(n, format="csc", dtype=np.float64))
+
+
+def column(values: NDArray) -> sp.csc_array:
+    """Return a dense vector as a one-column CSC array."""
+    return sp.csc_array(np.asarray(values, dtype=np.float64).reshape(-1, 1))
+
+
+def scale_rows(X: NDArray | sp.sparray, s: NDArray) -> NDArray | sp.csr_array:
+    """``diag(s) @ X``, kept sparse (CSR) when ``X`` is sparse, without a Python loop."""
+    if sp.issparse(X):
+        Xs = sp.csr_array(X, dtype=np.float64, copy=True)
+        Xs.data *= np.repeat(s, np.diff(Xs.indptr))
+        return Xs
+    return np.asarray(X) * s[:, None]
+
+
+def check_features(X: ArrayLike, n_features: int, model: str) -> NDArray | sp.csr_array:
+    """Validate new samples for prediction: 2-D, ``n_features`` columns, finite."""
+    if sp.issparse(X):
+        X = sp.csr_array(X, dtype=np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim == 1 and n_features == 1:
+            X = X.reshape(-1, 1)
+        values = X
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise DataError(
+            f"{model} was built on {n_features} features; X has shape {X.shape} "
+            f"(expected (n_samples, {n_features}))."
+        )
+    if not np.all(np.isfinite(values)):
+        raise DataError("X contains NaN or inf; impute or drop those entries first.")
+    return X
+
+
+def kernel_product(kernel: Kernel, left: Any, right: Any, v: NDArray) -> NDArray:
+    """``K(left, right) @ v`` computed a block of rows at a time (never the full matrix)."""
+    n_left = left.shape[0]
+    step = max(1, BLOCK_ENTRIES // max(1, right.shape[0]))
+    out = np.empty(n_left)
+    for start in range(0, n_left, step):
+        out[start : start + step] = kernel(left[start : start + step], right) @ v
+    return out
+
+
+def vector(solution: Any, key: str, model: str) -> NDArray:
+    """``solution[key]`` as a 1-D float array, or a ModelError naming what is missing."""
+    if key not in solution:
+        raise ModelError(f"{model}: the solution has no {key!r} (it has {sorted(solution)})")
+    return np.asarray(solution[key], dtype=np.float64).reshape(-1)
+
+
+def scalar(solution: Any, key: str) -> float:
+    """``solution[key]`` as a float (shape () or (1,)), 0.0 when absent."""
+    if key not in solution:
+        return 0.0
+    value = np.asarray(solution[key], dtype=np.float64).reshape(-1)
+    return float(value[0]) if value.size else 0.0

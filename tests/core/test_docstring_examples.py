@@ -1,0 +1,16 @@
+"""The Examples sections of the public docstrings run and print what they say."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["optframe.solve", "optframe.models.lad", "optframe.models.weighted_svm"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert tried > 0, f"{name} has no examples"
+    assert failures == 0
