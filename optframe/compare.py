@@ -26,7 +26,7 @@ class Pair:
     def label(self) -> str:
         """The driver's name, with the formulation for Direct."""
         form = getattr(self.driver, "form", None)
-        return self.driver.name + (f" ({form})" if form else "")
+        return self.driver.name + (f":{form}" if form else "")
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Comparison:
     refusal: str = ""
 
     def difference(self, reference: Result) -> float:
-        """Return ``|objective - reference| / max(1, |reference|)``."""
-        if self.result is None:
+        """Return ``|objective - reference| / max(1, |reference|)`` (nan without a solution)."""
+        if self.result is None or not self.result.has_solution:
             return float("nan")
         return abs(self.result.objective - reference.objective) / max(1.0, abs(reference.objective))
 

@@ -20,7 +20,9 @@ from optframe.model import Model
 from optframe.result import Result
 from optframe.solve import solve
 
-console = Console()
+# Tables stay readable when the output is a file or a pipe (rich would assume 80 columns).
+console = Console(width=None if Console().is_terminal else 160)
+DEMO_TIME_LIMIT = 20.0
 
 
 def _parse_value(text: str) -> Any:
@@ -66,13 +68,14 @@ def _row(run: Comparison, reference: Result) -> list[str]:
     result = run.result
     assert result is not None
     difference = run.difference(reference)
+    objective = f"{result.objective:.8g}" if result.has_solution else "—"
     bound = "—" if result.bound is None else f"{result.bound:.8g}"
-    gap = "—" if math.isinf(result.gap) else f"{result.gap:.1e}"
+    gap = f"{result.gap:.1e}" if math.isfinite(result.gap) else "—"
     return [
         run.pair.label,
         result.backend,
         result.status.value,
-        f"{result.objective:.8g}",
+        objective,
         bound,
         gap,
         f"{difference:.1e}" if math.isfinite(difference) else "—",
@@ -148,8 +151,12 @@ def demo(args: argparse.Namespace) -> int:
     from optframe.cli.demo_problems import demo_problems
 
     start = time.perf_counter()
+    console.print(
+        f"Direct on every back-end, each solve limited to {DEMO_TIME_LIMIT:g} s; 'vs ref' is the "
+        "relative difference from the reference objective."
+    )
     for title, model in demo_problems(quick=args.quick):
-        console.print(compare_model(model, title))
+        console.print(compare_model(model, title, time_limit=DEMO_TIME_LIMIT))
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")
     return 0
 
