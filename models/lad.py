@@ -10,7 +10,6 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
-from optframe.errors import SolverError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
@@ -152,20 +151,34 @@ class LADRegression(Model):
         return solution
 
     def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        theta = self._theta(raw.primal["theta"])
         needed = ["beta", "intercept"] if self.fit_intercept else ["beta"]
-        missing = [name for name in needed if name not in raw.dual]
-        if missing:
-            raise SolverError(
-                f"the back-end returned no duals for {missing}; the dual form of {self.name} "
-                "reads beta and the intercept from them. Use the primal form with this back-end."
-            )
+        if any(name not in raw.dual for name in needed):
+            solution = self._solution(*self._fit_from_theta(theta))
+            solution["theta"] = theta
+            return solution
         # The dual LP is min -y'theta s.t. X'theta = r. By LP duality its value is
         # -min_beta (r'beta + sum w|y - X beta - b|), so d(value)/dr = -beta.
         beta = 0.0 - np.asarray(raw.dual["beta"], dtype=np.float64).reshape(-1)
         b = 0.0 - float(np.ravel(raw.dual["intercept"])[0]) if self.fit_intercept else 0.0
         solution = self._solution(beta, b)
-        solution["theta"] = self._theta(raw.primal["theta"])
+        solution["theta"] = theta
         return solution
+
+    def _fit_from_theta(self, theta: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+        # For back-ends that return no duals (SCIP presolves them away): complementary slackness
+        # says a sample whose theta_i is strictly inside (-w_i, w_i) has a zero residual, so beta
+        # and b solve X_S beta + b = y_S on those samples. The objective evaluated at the result,
+        # against the dual bound, certifies it (a degenerate S shows up as a gap).
+        inside = np.abs(theta) < self._w * (1.0 - 1e-7)
+        X = self.data.X[inside]
+        X = X.toarray() if sp.issparse(X) else np.asarray(X)
+        if self.fit_intercept:
+            X = np.hstack([X, np.ones((X.shape[0], 1))])
+        coefficients = np.linalg.lstsq(X, self._y[inside], rcond=None)[0]
+        if self.fit_intercept:
+            return coefficients[:-1], float(coefficients[-1])
+        return coefficients, 0.0
 
     def _formulation(self, layer: str, form: str, problem: Any, **handles: Any) -> Formulation:
         dual = form == "dual"

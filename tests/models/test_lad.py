@@ -114,6 +114,21 @@ def test_dual_form_recovers_beta_with_the_right_sign(weights):
     np.testing.assert_allclose(-raw.dual["beta"], primal["beta"], atol=1e-8)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_dual_form_without_row_duals_recovers_beta_by_complementary_slackness(
+    weights, fit_intercept
+):
+    X, y = regression_data()
+    model = LADRegression(Dataset(X=X, y=y), sample_weight=weights, fit_intercept=fit_intercept)
+    primal, value = optimum(model, "primal")
+    formulation = model.build("matrix", "dual")
+    raw = raw_solve(formulation)
+    without_duals = dataclasses.replace(raw, dual={})
+    solution = formulation.recover(without_duals)
+    assert model.objective(solution) == pytest.approx(value, rel=1e-9)
+    np.testing.assert_allclose(solution["beta"], primal["beta"], atol=1e-7)
+
+
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_theta_is_dual_feasible_and_certifies_the_optimum(form, weights):
     X, y = regression_data()
