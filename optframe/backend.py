@@ -71,13 +71,15 @@ class Backend(abc.ABC):
     """One solver through one layer.
 
     Subclasses set ``solver`` (lower-case solver name), ``layer``, ``supports`` (problem
-    classes) and ``requires`` (import names checked by :meth:`available`), and implement
-    :meth:`solve`.
+    classes), ``duals`` (the classes for which every named constraint gets a dual; for the others
+    ``RawSolution.dual`` is empty) and ``requires`` (import names checked by :meth:`available`),
+    and implement :meth:`solve`.
     """
 
     solver: ClassVar[str]
     layer: ClassVar[str]
     supports: ClassVar[frozenset[ProblemClass]]
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset()
     requires: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

@@ -159,8 +159,10 @@ class Formulation:
         Named handles: Pyomo ``Var`` or cvxpy ``Variable`` objects, or slices of the matrix
         problem's variable vector.
     constraints : Mapping[str, Any]
-        Named constraints whose duals the model needs (Pyomo ``Constraint``, cvxpy constraint, or a
-        slice of the matrix problem's rows).
+        Named constraints whose duals the model needs (Pyomo ``Constraint``, cvxpy constraint or a
+        tuple of the two one-sided cvxpy constraints of a ranged row, or a slice of the matrix
+        problem's rows). A back-end may return no duals (see ``Backend.duals``): ``recover`` must
+        then work from the primal values alone or raise ``SolverError``.
     recover : callable
         Maps a :class:`RawSolution` to the model's named solution.
     objective_scale, objective_offset : float

@@ -138,10 +138,18 @@ def datasets(args: argparse.Namespace) -> int:
     from optframe.data import list_datasets
 
     table = Table(title="data sets (OPTFRAME_DATA, then the cache)", title_justify="left")
-    for column in ("name", "task", "n", "m", "found"):
+    for column in ("name", "also called", "task", "splits", "n", "m", "found"):
         table.add_column(column)
     for info in list_datasets():
-        table.add_row(info.name, info.task, str(info.n), str(info.m), str(info.location))
+        table.add_row(
+            info.name,
+            ", ".join(info.aliases),
+            info.task,
+            ", ".join(info.splits),
+            str(info.n),
+            str(info.m),
+            str(info.location),
+        )
     console.print(table)
     return 0
 

@@ -1,0 +1,397 @@
+"""HiGHS back-ends: native highspy on the matrix layer, cvxpy's HIGHS, and Pyomo's HiGHS interface.
+
+HiGHS solves LPs, convex continuous QPs and MILPs; it cannot solve MIQPs (its QP solver takes no
+integer variables), so no back-end here declares MIQP.
+
+Layers, in order of preference (the registration order below):
+
+``matrix``
+    :class:`HighsMatrixBackend` builds a ``highspy.HighsLp`` straight from the CSC arrays of the
+    :class:`~optframe.model.MatrixProblem` (and a ``HighsHessian`` holding the lower triangle of
+    ``P``, column-wise, which is the triangle HiGHS stores), passes it and runs. Solution vectors
+    are read once as NumPy arrays.
+``cvxpy``
+    :class:`HighsCvxpyBackend`: cvxpy's ``HIGHS`` interface (its QP path for LP/QP, conic path for
+    MILP).
+``pyomo``
+    :class:`HighsPyomoBackend`: the ``highs`` interface of ``pyomo.contrib.solver`` (Pyomo 6.10.1),
+    which handles linear constraints with linear or quadratic objectives (LP, QP, MILP).
+
+Common options (the same HiGHS option names in every layer; ``solver_options`` are applied after
+them, so they win):
+
+=============  =============================================================================
+``tol``        ``primal_feasibility_tolerance``, ``dual_feasibility_tolerance``,
+               ``ipm_optimality_tolerance`` and ``mip_rel_gap``
+``time_limit`` ``time_limit`` (seconds)
+``threads``    ``threads``; HiGHS keeps one global thread pool, so it is reset
+               (``Highs.resetGlobalScheduler``) before a solve that asks for a thread count
+``max_iter``   ``simplex_iteration_limit``, ``ipm_iteration_limit``, ``qp_iteration_limit``,
+               ``pdlp_iteration_limit``, and ``mip_max_nodes`` (branch-and-bound nodes: HiGHS's
+               MIP solver does not apply the LP iteration limits)
+``verbose``    ``output_flag``
+=============  =============================================================================
+
+Bounds. MILP: HiGHS's MIP dual bound (``info.mip_dual_bound``) in every layer. LP/QP: highspy
+1.15 does not return HiGHS's dual objective (the ``getDualObjectiveValue`` binding returns only a
+status), so the matrix and cvxpy layers compute the Lagrangian dual value from HiGHS's multipliers,
+``offset - x'Px/2 + sum_i y_i b_i + sum_j z_j d_j`` with ``b``/``d`` the row and column bounds the
+multipliers price (see :func:`optframe.solvers._common.lagrangian_bound`), when HiGHS reports the
+duals feasible; the Pyomo layer reports Pyomo's ``objective_bound``, which for a continuous problem
+solved to optimality is HiGHS's objective value.
+
+Duals. HiGHS's ``row_dual`` already is ``d f*/d (active row bound)`` and its ``col_dual`` the
+matching reduced cost, so no sign change is needed; Pyomo passes them through unchanged; cvxpy's
+are converted by :func:`optframe.solvers._common.cvxpy_dual_sign`. MILPs have no duals.
+
+When HiGHS's presolve ends with "infeasible or unbounded", the matrix layer solves again without
+presolve to tell the two apart (HiGHS's documented remedy); the other layers report ``UNBOUNDED``.
+At a limit, a primal solution is returned when HiGHS reports one feasible (a MIP incumbent), in
+every layer; an infeasible iterate (an LP stopped by its iteration limit) is not returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.model import Formulation, MatrixProblem, ProblemClass
+from optframe.registry import register_backend
+from optframe.result import Status
+
+from ._common import (
+    Clock,
+    RawOutcome,
+    error_result,
+    finite_or_none,
+    lagrangian_bound,
+    matrix_quadratic,
+    matrix_raw_solution,
+    solve_cvxpy,
+    solve_pyomo,
+)
+
+__all__ = ["HIGHS_STATUS", "HighsCvxpyBackend", "HighsMatrixBackend", "HighsPyomoBackend"]
+
+#: HiGHS model status (``HighsModelStatus`` member name) -> Status.
+HIGHS_STATUS: dict[str, Status] = {
+    "kOptimal": Status.OPTIMAL,
+    "kModelEmpty": Status.OPTIMAL,
+    "kInfeasible": Status.INFEASIBLE,
+    "kUnbounded": Status.UNBOUNDED,
+    "kUnboundedOrInfeasible": Status.UNBOUNDED,
+    "kTimeLimit": Status.TIME_LIMIT,
+    "kIterationLimit": Status.ITERATION_LIMIT,
+    # Other user limits (MIP solution/node limits, objective bound or target reached).
+    "kSolutionLimit": Status.ITERATION_LIMIT,
+    "kObjectiveBound": Status.ITERATION_LIMIT,
+    "kObjectiveTarget": Status.ITERATION_LIMIT,
+    "kInterrupt": Status.ERROR,
+    "kHighsInterrupt": Status.ERROR,
+    "kMemoryLimit": Status.ERROR,
+    "kNotset": Status.ERROR,
+    "kLoadError": Status.ERROR,
+    "kModelError": Status.ERROR,
+    "kPresolveError": Status.ERROR,
+    "kSolveError": Status.ERROR,
+    "kPostsolveError": Status.ERROR,
+    "kUnknown": Status.ERROR,
+}
+
+_FEASIBLE = 2  # HiGHS's kSolutionStatusFeasible, for primal_solution_status / dual_solution_status
+
+
+def highs_options(options: SolveOptions) -> dict[str, Any]:
+    """Map ``options`` to HiGHS options (a new dict; ``solver_options`` applied last)."""
+    opts: dict[str, Any] = {"output_flag": bool(options.verbose)}
+    if options.tol is not None:
+        for key in (
+            "primal_feasibility_tolerance",
+            "dual_feasibility_tolerance",
+            "ipm_optimality_tolerance",
+            "mip_rel_gap",
+        ):
+            opts[key] = float(options.tol)
+    if options.time_limit is not None:
+        opts["time_limit"] = float(options.time_limit)
+    if options.threads is not None:
+        opts["threads"] = int(options.threads)
+    if options.max_iter is not None:
+        for key in (
+            "simplex_iteration_limit",
+            "ipm_iteration_limit",
+            "qp_iteration_limit",
+            "pdlp_iteration_limit",
+            "mip_max_nodes",
+        ):
+            opts[key] = int(options.max_iter)
+    opts.update(options.solver_options)
+    return opts
+
+
+def _reset_threads(options: SolveOptions, highspy: Any) -> None:
+    # HiGHS runs on one process-wide scheduler sized at its first run; a different "threads"
+    # option makes run() fail unless the scheduler is reset first.
+    if options.threads is not None or "threads" in options.solver_options:
+        highspy.Highs.resetGlobalScheduler(True)
+
+
+def _iterations(info: Any) -> int:
+    counts = (
+        info.simplex_iteration_count,
+        info.ipm_iteration_count,
+        info.qp_iteration_count,
+        info.pdlp_iteration_count,
+    )
+    return int(sum(max(0, int(count)) for count in counts))
+
+
+def _model_status(highs: Any) -> tuple[Status, str]:
+    model_status = highs.getModelStatus()
+    return HIGHS_STATUS.get(model_status.name, Status.ERROR), highs.modelStatusToString(
+        model_status
+    )
+
+
+@register_backend
+class HighsMatrixBackend(Backend):
+    """HiGHS through highspy's native model API, on a :class:`~optframe.model.MatrixProblem`."""
+
+    solver: ClassVar[str] = "highs"
+    layer: ClassVar[str] = "matrix"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
+    requires: ClassVar[tuple[str, ...]] = ("highspy",)
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Build the HiGHS model from the CSC arrays, run it and read the solution."""
+        self.check_available()
+        import highspy
+
+        clock = Clock()
+        problem: MatrixProblem = formulation.problem
+        integer = problem.integrality is not None and bool(np.any(problem.integrality))
+        try:
+            highs = highspy.Highs()
+            for key, value in highs_options(options).items():
+                if highs.setOptionValue(key, value) == highspy.HighsStatus.kError:
+                    return error_result(f"option {key}={value!r} rejected", clock(), "HiGHS")
+            if highs.passModel(self._lp(highspy, problem)) == highspy.HighsStatus.kError:
+                return error_result("passModel rejected the model", clock(), "HiGHS")
+            if integer:
+                columns = np.flatnonzero(problem.integrality).astype(np.int32)
+                kinds = np.ones(columns.size, dtype=np.uint8)  # HighsVarType.kInteger
+                highs.changeColsIntegrality(columns.size, columns, kinds)
+            hessian = self._hessian(highspy, problem)
+            if hessian is not None and highs.passHessian(hessian) == highspy.HighsStatus.kError:
+                return error_result("passHessian rejected P", clock(), "HiGHS")
+            _reset_threads(options, highspy)
+            highs.run()
+            status, text = _model_status(highs)
+            if highs.getModelStatus() == highspy.HighsModelStatus.kUnboundedOrInfeasible:
+                highs.setOptionValue("presolve", "off")
+                highs.run()
+                status, text = _model_status(highs)
+            return self._result(highs, formulation, problem, integer, status, text, clock)
+        except Exception as exc:  # solver failures are statuses
+            return error_result(exc, clock(), "HiGHS")
+
+    @staticmethod
+    def _lp(highspy: Any, problem: MatrixProblem) -> Any:
+        lp = highspy.HighsLp()
+        lp.num_col_ = problem.n_variables
+        lp.num_row_ = problem.n_rows
+        lp.offset_ = float(problem.offset)
+        lp.col_cost_ = problem.c
+        lp.col_lower_ = problem.lower
+        lp.col_upper_ = problem.upper
+        lp.row_lower_ = problem.row_lower
+        lp.row_upper_ = problem.row_upper
+        matrix = lp.a_matrix_
+        matrix.format_ = highspy.MatrixFormat.kColwise
+        matrix.num_col_ = problem.n_variables
+        matrix.num_row_ = problem.n_rows
+        matrix.start_ = problem.A.indptr
+        matrix.index_ = problem.A.indices
+        matrix.value_ = problem.A.data
+        return lp
+
+    @staticmethod
+    def _hessian(highspy: Any, problem: MatrixProblem) -> Any:
+        import scipy.sparse as sp
+
+        if problem.P is None or not problem.P.nnz:
+            return None
+        lower = sp.tril(problem.P, format="csc")  # HiGHS stores the lower triangle, column-wise
+        lower.sort_indices()
+        hessian = highspy.HighsHessian()
+        hessian.dim_ = problem.n_variables
+        hessian.format_ = highspy.HessianFormat.kTriangular
+        hessian.start_ = lower.indptr
+        hessian.index_ = lower.indices
+        hessian.value_ = lower.data
+        return hessian
+
+    @staticmethod
+    def _result(
+        highs: Any,
+        formulation: Formulation,
+        problem: MatrixProblem,
+        integer: bool,
+        status: Status,
+        text: str,
+        clock: Clock,
+    ) -> BackendResult:
+        info = highs.getInfo()
+        values = objective = bound = None
+        solved = status.is_success or status.is_limit
+        if solved and (status is Status.OPTIMAL or info.primal_solution_status == _FEASIBLE):
+            solution = highs.getSolution()
+            x = np.asarray(solution.col_value, dtype=np.float64)
+            objective = float(info.objective_function_value)
+            if integer:
+                values = matrix_raw_solution(formulation, x, None)
+            else:
+                y = np.asarray(solution.row_dual, dtype=np.float64)
+                values = matrix_raw_solution(formulation, x, y if solution.dual_valid else None)
+                if solution.dual_valid and info.dual_solution_status == _FEASIBLE:
+                    z = np.asarray(solution.col_dual, dtype=np.float64)
+                    bound = lagrangian_bound(
+                        problem.offset,
+                        matrix_quadratic(problem, x),
+                        y,
+                        problem.row_lower,
+                        problem.row_upper,
+                        z,
+                        problem.lower,
+                        problem.upper,
+                    )
+        if integer:
+            bound = finite_or_none(info.mip_dual_bound)
+        return BackendResult(
+            status=status,
+            values=values,
+            objective=objective,
+            bound=bound,
+            iterations=_iterations(info),
+            seconds=clock(),
+            message=f"HiGHS: {text}",
+        )
+
+
+@register_backend
+class HighsCvxpyBackend(Backend):
+    """HiGHS through cvxpy's ``HIGHS`` interface."""
+
+    solver: ClassVar[str] = "highs"
+    layer: ClassVar[str] = "cvxpy"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
+    requires: ClassVar[tuple[str, ...]] = ("cvxpy", "highspy")
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve the cvxpy problem with HIGHS; status and bound from HiGHS's raw output."""
+        self.check_available()
+        import highspy
+
+        integer = formulation.problem_class.is_integer
+
+        def read_raw(problem: Any) -> RawOutcome | None:
+            # cvxpy's HIGHS interfaces keep (solver, data, results) in the problem's solver cache.
+            cached = getattr(problem, "_solver_cache", {}).get("HIGHS")
+            if cached is None:
+                return None
+            highs, _, results = cached
+            info = results["info"]
+            status = HIGHS_STATUS.get(results["model_status"], Status.ERROR)
+            feasible = status is Status.OPTIMAL or info.primal_solution_status == _FEASIBLE
+            objective = float(info.objective_function_value) if feasible else None
+            if integer:
+                bound = finite_or_none(info.mip_dual_bound)
+            elif feasible and info.dual_solution_status == _FEASIBLE:
+                bound = self._lagrangian(highs, results["solution"], objective)
+            else:
+                bound = None
+            text = highs.modelStatusToString(highs.getModelStatus())
+            return RawOutcome(status, objective, bound, text, has_solution=feasible)
+
+        _reset_threads(options, highspy)
+        # Nested, so that HiGHS options named like Problem.solve's own arguments ("solver")
+        # reach HiGHS (cvxpy unpacks "highs_options" for exactly that).
+        return solve_cvxpy(
+            formulation,
+            options,
+            "HIGHS",
+            {"highs_options": highs_options(options)},
+            read_raw,
+            duals=formulation.problem_class in self.duals,
+        )
+
+    @staticmethod
+    def _lagrangian(highs: Any, solution: Any, objective: float | None) -> float | None:
+        if objective is None:
+            return None
+        lp = highs.getLp()
+        x = np.asarray(solution.col_value, dtype=np.float64)
+        c = np.asarray(lp.col_cost_, dtype=np.float64)
+        # 0.5 x'Px from HiGHS's own objective value, which includes the offset.
+        quadratic = objective - lp.offset_ - float(c @ x)
+        return lagrangian_bound(
+            lp.offset_,
+            quadratic,
+            np.asarray(solution.row_dual, dtype=np.float64),
+            np.asarray(lp.row_lower_, dtype=np.float64),
+            np.asarray(lp.row_upper_, dtype=np.float64),
+            np.asarray(solution.col_dual, dtype=np.float64),
+            np.asarray(lp.col_lower_, dtype=np.float64),
+            np.asarray(lp.col_upper_, dtype=np.float64),
+        )
+
+
+@register_backend
+class HighsPyomoBackend(Backend):
+    """HiGHS through Pyomo's ``highs`` interface (``pyomo.contrib.solver``), LP/QP/MILP."""
+
+    solver: ClassVar[str] = "highs"
+    layer: ClassVar[str] = "pyomo"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
+    requires: ClassVar[tuple[str, ...]] = ("pyomo", "highspy")
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve the Pyomo model with a fresh ``pyomo.contrib.solver`` HiGHS instance."""
+        self.check_available()
+        import highspy
+        from pyomo.contrib.solver.solvers.highs import Highs
+
+        opts = highs_options(options)
+        opts.pop("output_flag")  # Pyomo captures HiGHS's log itself and shows it with tee
+        # Pyomo ignores HiGHS's refusal of an option; check them on a scratch instance first.
+        scratch = highspy.Highs()
+        scratch.setOptionValue("output_flag", False)
+        for key, value in opts.items():
+            if scratch.setOptionValue(key, value) == highspy.HighsStatus.kError:
+                return error_result(f"option {key}={value!r} rejected", 0.0, "Pyomo HiGHS")
+        _reset_threads(options, highspy)
+        return solve_pyomo(
+            formulation,
+            Highs(),
+            options,
+            opts,
+            "Pyomo HiGHS",
+            duals=formulation.problem_class in self.duals,
+            iteration_keys=(
+                "simplex_iteration_count",
+                "ipm_iteration_count",
+                "qp_iteration_count",
+                "pdlp_iteration_count",
+            ),
+        )

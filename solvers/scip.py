@@ -1,0 +1,315 @@
+"""SCIP back-ends: pyscipopt on the matrix layer, Pyomo's ``scip_direct``, and cvxpy's SCIP.
+
+SCIP is the reference solver for MIQPs (HiGHS cannot solve them). It reports a proven dual bound
+for every problem it solves.
+
+Layers, in order of preference (all four problem classes in each; duals as noted):
+
+``matrix``
+    :class:`ScipMatrixBackend` builds the model with pyscipopt: one variable per column, one
+    linear constraint per nonempty row, and, for a quadratic objective, an auxiliary variable
+    ``t >= c'x + x'Px/2`` to minimize (SCIP's objective must be linear). It comes first: it
+    skips any expression walker and returns LP duals. For an LP, presolve, heuristics and
+    propagation are switched off so that ``getDualsolLinear`` returns the LP's duals.
+``pyomo``
+    :class:`ScipPyomoBackend`: the ``scip_direct`` interface of ``pyomo.contrib.solver``, new in
+    Pyomo 6.10.1 and backed by pyscipopt. It moves the objective into a constraint on an auxiliary
+    variable, and its solution loader has no ``get_duals``: this layer returns no duals.
+``cvxpy``
+    :class:`ScipCvxpyBackend`: cvxpy's conic ``SCIP`` interface. cvxpy accepts quadratic objectives
+    for SCIP, with or without integer variables (it rewrites them as second-order cones), so MIQP
+    works; it computes duals only for LPs (never with cones).
+
+Duals (the ``duals`` attribute of each class). Only LP duals are reliable: a quadratic objective is
+a nonlinear constraint inside SCIP, whose LP relaxation's multipliers are not the QP's. So QP
+solves return ``dual == {}`` in every layer, and LP solves return duals in the matrix and cvxpy
+layers only. pyscipopt's ``getDualsolLinear`` already is ``d f*/d (active side)`` for a
+minimization; cvxpy's duals are converted by :func:`optframe.solvers._common.cvxpy_dual_sign`.
+
+Accuracy on QPs: SCIP meets ``t >= f(x)`` to its feasibility tolerance, so the objective is
+accurate to about ``numerics/feastol`` but ``x`` only to about its square root (``1e-4`` for
+``tol=1e-7``); Clarabel is the QP reference.
+
+Common options (SCIP parameter names; ``solver_options`` are set after them, so they win):
+
+=============  =============================================================================
+``tol``        ``limits/gap`` (relative MIP gap), ``numerics/feastol`` and
+               ``numerics/dualfeastol``
+``time_limit`` ``limits/time`` (seconds)
+``threads``    ``lp/threads`` (threads of the LP solver; SCIP's tree search is sequential)
+``max_iter``   ``limits/totalnodes`` (branch-and-bound nodes, as SCIP counts them)
+``verbose``    SCIP's log (``hideOutput``; ``tee`` in Pyomo; cvxpy's ``verbose``)
+=============  =============================================================================
+
+Bound: SCIP's dual bound (``Model.getDualbound``, Pyomo's ``objective_bound``), in every layer,
+for integer and continuous problems; cvxpy's constant is added in the cvxpy layer.
+
+At a limit SCIP's best solution, if it has one, is returned with the limit status (in the cvxpy
+layer too: cvxpy keeps SCIP's incumbent). SCIP's "gap limit" is reached only when the gap is
+within ``limits/gap``, so it counts as ``OPTIMAL``; "infeasible or unbounded" is ``UNBOUNDED``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.model import Formulation, MatrixProblem, ProblemClass
+from optframe.registry import register_backend
+from optframe.result import Status
+
+from ._common import (
+    Clock,
+    RawOutcome,
+    error_result,
+    matrix_raw_solution,
+    solve_cvxpy,
+    solve_pyomo,
+)
+
+__all__ = ["SCIP_STATUS", "ScipCvxpyBackend", "ScipMatrixBackend", "ScipPyomoBackend"]
+
+#: SCIP status (``Model.getStatus()``) -> Status.
+SCIP_STATUS: dict[str, Status] = {
+    "optimal": Status.OPTIMAL,
+    "gaplimit": Status.OPTIMAL,
+    "infeasible": Status.INFEASIBLE,
+    "unbounded": Status.UNBOUNDED,
+    "inforunbd": Status.UNBOUNDED,
+    "timelimit": Status.TIME_LIMIT,
+    # Node, solution, restart and objective limits: limits as SCIP counts them.
+    "nodelimit": Status.ITERATION_LIMIT,
+    "totalnodelimit": Status.ITERATION_LIMIT,
+    "stallnodelimit": Status.ITERATION_LIMIT,
+    "sollimit": Status.ITERATION_LIMIT,
+    "bestsollimit": Status.ITERATION_LIMIT,
+    "restartlimit": Status.ITERATION_LIMIT,
+    "primallimit": Status.ITERATION_LIMIT,
+    "duallimit": Status.ITERATION_LIMIT,
+    "memlimit": Status.ERROR,
+    "userinterrupt": Status.ERROR,
+    "terminate": Status.ERROR,
+    "unknown": Status.ERROR,
+}
+
+
+def scip_params(options: SolveOptions) -> dict[str, Any]:
+    """Map ``options`` to SCIP parameters (a new dict; ``solver_options`` applied last)."""
+    params: dict[str, Any] = {}
+    if options.tol is not None:
+        params["limits/gap"] = float(options.tol)
+        params["numerics/feastol"] = float(options.tol)
+        params["numerics/dualfeastol"] = float(options.tol)
+    if options.time_limit is not None:
+        params["limits/time"] = float(options.time_limit)
+    if options.threads is not None:
+        params["lp/threads"] = int(options.threads)
+    if options.max_iter is not None:
+        params["limits/totalnodes"] = int(options.max_iter)
+    params.update(options.solver_options)
+    return params
+
+
+def _finite(model: Any, value: float) -> float | None:
+    # SCIP reports about +-infinity() (1e20) for a missing bound, not always exactly.
+    value = float(value)
+    return value if np.isfinite(value) and abs(value) < 0.1 * model.infinity() else None
+
+
+def _outcome(model: Any) -> RawOutcome:
+    text = str(model.getStatus())
+    objective = _finite(model, model.getObjVal()) if model.getNSols() > 0 else None
+    return RawOutcome(
+        SCIP_STATUS.get(text, Status.ERROR), objective, _finite(model, model.getDualbound()), text
+    )
+
+
+@register_backend
+class ScipMatrixBackend(Backend):
+    """SCIP through pyscipopt, built from a :class:`~optframe.model.MatrixProblem`."""
+
+    solver: ClassVar[str] = "scip"
+    layer: ClassVar[str] = "matrix"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
+    requires: ClassVar[tuple[str, ...]] = ("pyscipopt",)
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Build the pyscipopt model row by row, optimize, and read values, duals and bound."""
+        self.check_available()
+        import pyscipopt
+
+        clock = Clock()
+        problem: MatrixProblem = formulation.problem
+        integer = problem.integrality is not None and bool(np.any(problem.integrality))
+        quadratic = problem.P is not None and problem.P.nnz > 0
+        try:
+            model = pyscipopt.Model()
+            model.hideOutput(not options.verbose)
+            columns, rows = self._build(pyscipopt, model, problem)
+            if rows is None:
+                return BackendResult(
+                    Status.INFEASIBLE, None, seconds=clock(), message="SCIP: empty row violated"
+                )
+            if not integer and not quadratic:
+                # Keep the LP as given so that the duals of the rows are the LP's duals.
+                model.setPresolve(pyscipopt.SCIP_PARAMSETTING.OFF)
+                model.setHeuristics(pyscipopt.SCIP_PARAMSETTING.OFF)
+                model.disablePropagation()
+            model.setParams(scip_params(options))
+            model.optimize()
+            outcome = _outcome(model)
+            status = outcome.status or Status.ERROR
+            values = None
+            if (status.is_success or status.is_limit) and model.getNSols() > 0:
+                best = model.getBestSol()
+                x = np.array([model.getSolVal(best, v) for v in columns], dtype=np.float64)
+                duals = None
+                if not integer and not quadratic:
+                    duals = np.array(
+                        [0.0 if c is None else model.getDualsolLinear(c) for c in rows]
+                    )
+                values = matrix_raw_solution(formulation, x, duals)
+            iterations = model.getNTotalNodes() if integer else model.getNLPIterations()
+        except Exception as exc:  # solver failures are statuses
+            return error_result(exc, clock(), "SCIP")
+        return BackendResult(
+            status=status,
+            values=values,
+            objective=outcome.objective if values is not None else None,
+            bound=outcome.bound,
+            iterations=int(iterations),
+            seconds=clock(),
+            message=f"SCIP: {outcome.text}",
+        )
+
+    @staticmethod
+    def _build(
+        pyscipopt: Any, model: Any, problem: MatrixProblem
+    ) -> tuple[list[Any], list[Any] | None]:
+        integrality = (
+            problem.integrality
+            if problem.integrality is not None
+            else np.zeros(problem.n_variables, dtype=bool)
+        )
+        quadratic = problem.P is not None and problem.P.nnz > 0
+        # SCIP's objective must be linear: with a quadratic objective, minimize t subject to
+        # t >= c'x + x'Px/2, as Pyomo's and cvxpy's interfaces do. t is created first: with it
+        # after the columns, SCIP 10 stalls on unbounded LP relaxations (free x, no rows).
+        t = model.addVar(lb=None, ub=None, vtype="C", obj=1.0) if quadratic else None
+        columns = [
+            model.addVar(
+                lb=None if np.isinf(lo) else float(lo),
+                ub=None if np.isinf(hi) else float(hi),
+                vtype="I" if kind else "C",
+                obj=0.0 if quadratic else float(c),
+            )
+            for lo, hi, kind, c in zip(
+                problem.lower, problem.upper, integrality, problem.c, strict=True
+            )
+        ]
+        if t is not None:
+            P = sp.coo_array(sp.triu(problem.P))
+            weights = np.where(P.row == P.col, 0.5, 1.0) * P.data  # diagonal once, others twice
+            linear = np.flatnonzero(problem.c)
+            model.addCons(
+                pyscipopt.quicksum(
+                    float(w) * columns[i] * columns[j]
+                    for i, j, w in zip(P.row, P.col, weights, strict=True)
+                )
+                + pyscipopt.quicksum(float(problem.c[j]) * columns[j] for j in linear)
+                <= t
+            )
+        A = sp.csr_array(problem.A)
+        rows: list[Any] = []
+        for i in range(problem.n_rows):
+            lo, hi = float(problem.row_lower[i]), float(problem.row_upper[i])
+            start, end = A.indptr[i], A.indptr[i + 1]
+            if start == end:
+                if lo > 0 or hi < 0:
+                    return columns, None
+                rows.append(None)
+                continue
+            expr = pyscipopt.quicksum(
+                float(a) * columns[j]
+                for a, j in zip(A.data[start:end], A.indices[start:end], strict=True)
+            )
+            if lo == hi:
+                relation = expr == lo
+            elif np.isinf(lo):
+                relation = expr <= hi
+            elif np.isinf(hi):
+                relation = expr >= lo
+            else:
+                relation = lo <= (expr <= hi)
+            rows.append(model.addCons(relation))
+        if problem.offset:
+            model.addObjoffset(float(problem.offset))
+        return columns, rows
+
+
+@register_backend
+class ScipPyomoBackend(Backend):
+    """SCIP through Pyomo's ``scip_direct`` interface (``pyomo.contrib.solver``); no duals."""
+
+    solver: ClassVar[str] = "scip"
+    layer: ClassVar[str] = "pyomo"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset()
+    requires: ClassVar[tuple[str, ...]] = ("pyomo", "pyscipopt")
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve the Pyomo model with a fresh ``ScipDirect`` instance."""
+        self.check_available()
+        from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+
+        return solve_pyomo(
+            formulation,
+            ScipDirect(),
+            options,
+            scip_params(options),
+            "Pyomo SCIP",
+            duals=formulation.problem_class in self.duals,
+            iteration_keys=("NNodes",),
+        )
+
+
+@register_backend
+class ScipCvxpyBackend(Backend):
+    """SCIP through cvxpy's ``SCIP`` interface."""
+
+    solver: ClassVar[str] = "scip"
+    layer: ClassVar[str] = "cvxpy"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
+    requires: ClassVar[tuple[str, ...]] = ("cvxpy", "pyscipopt")
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve the cvxpy problem with SCIP; status and bound from the pyscipopt model."""
+        self.check_available()
+
+        def read_raw(problem: Any) -> RawOutcome | None:
+            # cvxpy's SCIP interface keeps its raw output, with the pyscipopt model, in
+            # solver_stats.extra_stats.
+            raw = problem.solver_stats.extra_stats if problem.solver_stats else None
+            if not isinstance(raw, dict) or "model" not in raw:
+                return None
+            return _outcome(raw["model"])
+
+        return solve_cvxpy(
+            formulation,
+            options,
+            "SCIP",
+            scip_params(options),
+            read_raw,
+            duals=formulation.problem_class in self.duals,
+        )

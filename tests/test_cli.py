@@ -1,0 +1,82 @@
+"""The command line: each sub-command runs and says what it should; bad input gives exit code 2."""
+
+import subprocess
+import sys
+
+import pytest
+
+from optframe.cli.main import main
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "optframe.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_demo_quick_prints_every_backend_table():
+    done = run("demo", "--quick")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for text in ("LADRegression", "WeightedSVM", "matrix:highs", "pyomo:highs", "cvxpy:clarabel"):
+        assert text in done.stdout
+    assert "refused" not in done.stdout
+    assert done.stdout.count("reference: matrix:clarabel, optimal") == 1
+    assert done.stdout.count("reference: matrix:highs, optimal") == 1
+    # Clarabel, the QP reference, is optimal in every layer and form of both problems.
+    clarabel_rows = [line for line in done.stdout.splitlines() if ":clarabel " in line]
+    assert len(clarabel_rows) == 8
+    assert all(" optimal " in line for line in clarabel_rows)
+
+
+def test_solve_prints_summary_and_solution(capsys):
+    code = main(["solve", "LADRegression", "--data", "cpusmall", "--rows", "300", "--form", "dual"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "optimal" in out
+    assert "beta =" in out
+
+
+def test_compare_covers_every_layer(capsys):
+    code = main(["compare", "WeightedSVM", "--data", "a1a", "--rows", "120", "--param", "C=0.5"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for backend in ("matrix:clarabel", "cvxpy:osqp", "pyomo:scip"):
+        assert backend in out
+
+
+def test_datasets_lists_found_files(capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "cpusmall" in out
+    assert "a9a" in out
+
+
+def test_bench_list_and_quick_direct(tmp_path, capsys):
+    assert main(["bench", "--list"]) == 0
+    assert "direct" in capsys.readouterr().out
+    report = tmp_path / "direct.md"
+    assert main(["bench", "direct", "--quick", "--report", str(report)]) == 0
+    text = report.read_text()
+    assert "highspy by hand" in text
+    assert "failed" not in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["solve", "NoSuchModel", "--data", "cpusmall"], "unknown model"),
+        (["solve", "LADRegression", "--data", "nosuchdata"], "DataError"),
+        (["solve", "WeightedSVM", "--data", "a1a", "--param", "C=-1"], "ModelError"),
+        (["solve", "WeightedSVM", "--data", "a1a", "--param", "C"], "NAME=VALUE"),
+        (["solve", "LADRegression", "--data", "cpusmall", "--backend", "gurobi"], "UnknownBackend"),
+        (["solve", "LADRegression", "--data", "cpusmall", "--backend", "osqp:highs"], "no 'osqp'"),
+        (["bench", "nosuchsuite"], "no benchmark suite"),
+    ],
+    ids=["model", "data", "param-value", "param-form", "backend", "layer", "suite"],
+)
+def test_bad_input_exits_with_code_2_and_a_message(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
