@@ -44,7 +44,9 @@ class LADRegression(Model):
         \min_{\beta, b, u, v} \; w^\top (u + v)
         \quad\text{s.t.}\quad X\beta + b\,\mathbf{1} + u - v = y, \quad u, v \ge 0.
 
-    *Dual* (``form="dual"``, :math:`m + 1` equality rows, much faster when :math:`n \gg m`):
+    *Dual* (``form="dual"``, the default: :math:`m + 1` equality rows, much faster when
+    :math:`n \gg m`; with HiGHS at :math:`n = 10^4, m = 100` it solves in 2.2 s by dual simplex
+    against 26 s for the primal, see ``docs/results/direct.md``):
 
     .. math::
 
@@ -106,7 +108,9 @@ class LADRegression(Model):
 
     problem_class: ClassVar[ProblemClass] = ProblemClass.LP
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
-    forms: ClassVar[tuple[str, ...]] = ("primal", "dual")
+    forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
+    convex_sample_loss: ClassVar[bool] = True
+    sample_duals: ClassVar[tuple[str, ...]] = ("theta",)
 
     data: Dataset
     fit_intercept: bool = True
@@ -191,6 +195,31 @@ class LADRegression(Model):
             form=form,
             **handles,
         )
+
+    # ------------------------------------------------------ piecewise-linear sample structure
+    def with_data(self, data: Dataset) -> LADRegression:
+        """The same regression on other samples, weighted by ``data.sample_weight``."""
+        return LADRegression(data, fit_intercept=self.fit_intercept)
+
+    def sample_groups(self) -> NDArray[np.int64]:
+        """One group: any samples may share a centroid."""
+        return np.zeros(self.data.n_samples, dtype=np.int64)
+
+    def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
+        r"""The residuals :math:`r_i = y_i - x_i^\top\beta - b`."""
+        return self._y - self.decision_function(solution, self.data.X)
+
+    def loss_pieces(self, solution: Solution) -> NDArray[np.int64]:
+        """1 where the residual is positive, 0 where it is not (the two pieces of |r|)."""
+        return (self.loss_argument(solution) > 0).astype(np.int64)
+
+    def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
+        """``(residual, y)`` per sample, the paper's clustering space for LAD."""
+        return np.column_stack([self.loss_argument(solution), self._y])
+
+    def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        """The solution on this model's samples from ``beta`` and ``intercept``."""
+        return self._solution(vector(solution, "beta", self.name), scalar(solution, "intercept"))
 
     # ------------------------------------------------------------------------------------ layers
     def _build_matrix(self, form: str) -> Formulation:

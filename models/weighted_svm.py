@@ -160,6 +160,8 @@ class WeightedSVM(Model):
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
     forms: ClassVar[tuple[str, ...]] = ("primal", "dual")
     is_classifier: ClassVar[bool] = True
+    convex_sample_loss: ClassVar[bool] = True
+    sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
 
     data: Dataset
     C: float = 1.0
@@ -248,6 +250,42 @@ class WeightedSVM(Model):
                 f"{self.kernel!r} build form='dual' (the default for kernels)."
             )
         return super().build(layer, form)
+
+    # ------------------------------------------------------ piecewise-linear sample structure
+    def lacks(self, capability: str) -> str | None:
+        """Aggregating samples into input-space centroids is exact only for the linear kernel."""
+        if capability == "with_data" and not self.is_linear:
+            return "a kernel SVM's centroids live in feature space, not input space"
+        return None
+
+    def with_data(self, data: Dataset) -> WeightedSVM:
+        """The same SVM (C, kernel, intercept) on other samples, weighted by ``data``."""
+        return WeightedSVM(data, C=self.C, kernel=self.kernel, fit_intercept=self.fit_intercept)
+
+    def sample_groups(self) -> NDArray[np.int64]:
+        """The class of each sample: centroids never mix labels."""
+        return (self._y > 0).astype(np.int64)
+
+    def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
+        r"""The hinge arguments :math:`h_i = 1 - y_i f(x_i)`."""
+        g, _ = self._margins(solution)
+        return 1.0 - self._y * (g + scalar(solution, "intercept"))
+
+    def loss_pieces(self, solution: Solution) -> NDArray[np.int64]:
+        """1 where the hinge is active (:math:`h_i > 0`), 0 where it is not."""
+        return (self.loss_argument(solution) > 0).astype(np.int64)
+
+    def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
+        """The signed distance of each sample to the hyperplane (the paper's SVM embedding)."""
+        g, reg = self._margins(solution)
+        norm = math.sqrt(2.0 * reg) or 1.0
+        return ((g + scalar(solution, "intercept")) / norm).reshape(-1, 1)
+
+    def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        """The solution on this model's samples from ``w`` and ``intercept`` (linear kernel)."""
+        w = vector(solution, "w", self.name)
+        g = np.asarray(self.data.X @ w, dtype=np.float64)
+        return self._complete(g, scalar(solution, "intercept"), {"w": w})
 
     def _check_gram(self) -> None:
         n = self.data.n_samples

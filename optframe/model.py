@@ -206,6 +206,14 @@ class Model(abc.ABC):
         """The formulation built when none is asked for (the first of :attr:`forms`)."""
         return self.forms[0]
 
+    def lacks(self, capability: str) -> str | None:
+        """Why this instance cannot offer ``capability`` although its class has it, or ``None``.
+
+        Drivers check capabilities by name (``Driver.requires``); a model whose parameters rule one
+        out (a kernel SVM cannot be aggregated on input-space centroids) says so here.
+        """
+        return None
+
     def check_form(self, form: str | None) -> str:
         """Return ``form`` (or the default form if ``None``); raise ModelError if unknown."""
         form = self.default_form if form is None else form

@@ -3,7 +3,8 @@
 ``Direct`` is the reference every other driver is tested against.
 """
 
+from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
 
-__all__ = ["Direct", "Driver", "RunContext"]
+__all__ = ["AggregateDisaggregate", "Direct", "Driver", "RunContext"]

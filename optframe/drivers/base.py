@@ -50,8 +50,14 @@ class Driver(abc.ABC):
     requires: ClassVar[tuple[str, ...]] = ()
 
     def missing(self, model: Model) -> list[str]:
-        """Return the capabilities in ``requires`` that ``model`` lacks."""
-        return [capability for capability in self.requires if not hasattr(model, capability)]
+        """Return the capabilities in ``requires`` that ``model`` lacks, with the model's reason."""
+        missing = []
+        for capability in self.requires:
+            if not hasattr(model, capability):
+                missing.append(capability)
+            elif reason := model.lacks(capability):
+                missing.append(f"{capability} ({reason})")
+        return missing
 
     def accepts(self, model: Model) -> bool:
         """Whether ``model`` offers everything this driver needs."""

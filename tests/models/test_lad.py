@@ -75,8 +75,9 @@ def test_every_layer_and_form_reaches_the_optimum(layer, solver, form, fit_inter
 def test_build_attributes():
     X, y = regression_data()
     model = LADRegression(Dataset(X=X, y=y))
+    assert model.default_form == "dual"
     for layer in model.layers:
-        primal, dual = model.build(layer), model.build(layer, "dual")
+        primal, dual = model.build(layer, "primal"), model.build(layer)
         assert (primal.form, primal.objective_scale) == ("primal", 1.0)
         assert (dual.form, dual.objective_scale) == ("dual", -1.0)
         assert primal.problem_class is dual.problem_class is model.problem_class

@@ -1,0 +1,232 @@
+"""Aggregate and iterative disaggregate (AID), Park and Klabjan's driver.
+
+It solves any model whose per-sample loss is piecewise linear (see
+:class:`~optframe.capabilities.PiecewiseLinearSampleLoss`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from optframe.drivers import clusters as cl
+from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.direct import Direct
+from optframe.errors import ModelError
+from optframe.model import Model
+from optframe.registry import register_driver
+from optframe.result import IterationRecord, Result, Status, Timings
+
+
+@register_driver
+@dataclass(frozen=True)
+class AggregateDisaggregate(Driver):
+    r"""Solve a model on cluster centroids, split the clusters that straddle a kink, repeat.
+
+    Each iteration solves the model on the weighted centroids of the current clusters (weight: the
+    summed sample weights), evaluates the original objective :math:`E_t` at that solution, and
+    splits every cluster whose members sit on different linear pieces of their loss. For a convex
+    per-sample loss (LAD, hinge) the aggregated optimum :math:`F_t` is a lower bound on the optimum
+    :math:`E^*`; the driver keeps the best :math:`E` and the best proven bound (the inner solver's
+    bound on :math:`F_t`) and stops with status OPTIMAL when every cluster is pure or the gap
+    :math:`(E_{best} - F_t)/\max(1, |E_{best}|)` is at most ``tol``. For a non-convex loss (S3VM)
+    there is no bound and the status is at best CONVERGED.
+
+    Parameters
+    ----------
+    r0 : float, optional
+        Initial aggregation rate, clusters per sample in (0, 1]. Default: the paper's rule, about
+        :math:`2.2m` centroids in all (LAD: :math:`2m`; SVM: :math:`1.1m` per class), at least
+        0.05% of each group.
+    inner : Driver, optional
+        Solves the aggregated models (default: :class:`Direct` with the model's default form), on
+        the back-end passed to :func:`optframe.solve`.
+    tol : float
+        Relative gap at which to stop (ignored when ``solve(tol=...)`` is given).
+    max_iter : int
+        Iteration limit (ignored when ``solve(max_iter=...)`` is given).
+    sample_size : int, optional
+        Samples in the random subset whose solution gives the clustering embedding (default:
+        ``max(1000, 20 (m + 1))``).
+    random_state : int
+        Seed of the sampling and of the k-means seeds.
+
+    References
+    ----------
+    Y. W. Park and D. Klabjan, "An aggregate and iterative disaggregate algorithm with proven
+    optimality in machine learning", Machine Learning 105 (2016). See ``notes/aid.md`` for the
+    corrections applied here.
+    """
+
+    name: ClassVar[str] = "aid"
+    requires: ClassVar[tuple[str, ...]] = (
+        "weights",
+        "with_data",
+        "sample_groups",
+        "loss_pieces",
+        "sample_embedding",
+        "complete_solution",
+        "sample_duals",
+        "convex_sample_loss",
+    )
+
+    r0: float | None = None
+    inner: Driver = field(default_factory=Direct)
+    tol: float = 1e-6
+    max_iter: int = 100
+    sample_size: int | None = None
+    random_state: int = 0
+
+    def __post_init__(self) -> None:
+        if self.r0 is not None and not 0 < self.r0 <= 1:
+            raise ModelError(f"AggregateDisaggregate: r0 must be in (0, 1]; got {self.r0}")
+        if not self.tol >= 0:
+            raise ModelError(f"AggregateDisaggregate: tol must be >= 0; got {self.tol}")
+
+    # ----------------------------------------------------------------------------- set-up
+    def _cluster_counts(self, model: Any, groups: np.ndarray, weights: np.ndarray) -> dict:
+        sizes = {int(g): int(np.sum((groups == g) & (weights > 0))) for g in np.unique(groups)}
+        sizes = {g: s for g, s in sizes.items() if s > 0}
+        if self.r0 is None:
+            return cl.default_cluster_counts(sizes, model.data.n_features)
+        return {g: max(1, math.ceil(self.r0 * s)) for g, s in sizes.items()}
+
+    def _initial_labels(self, model: Any, context: RunContext, rng: np.random.Generator):
+        weights, groups = model.weights, model.sample_groups()
+        n, m = model.data.n_samples, model.data.n_features
+        size = min(n, self.sample_size or max(1000, 20 * (m + 1)))
+        sample = _stratified_sample(groups, weights, size, rng)
+        pilot = model.with_data(model.data.subset(sample).with_weights(weights[sample]))
+        pilot_result = self.inner.run(pilot, context)
+        if not pilot_result.has_solution:
+            return None, pilot_result
+        embedding = model.sample_embedding(model.complete_solution(pilot_result.solution))
+        counts = self._cluster_counts(model, groups, weights)
+        return cl.initial_clusters(embedding, groups, weights, counts, rng), pilot_result
+
+    # ------------------------------------------------------------------------------- loop
+    def run(self, model: Model, context: RunContext) -> Result:
+        """Run AID on ``model``; every figure reported is on the original model."""
+        start = time.perf_counter()
+        aid: Any = model
+        options = context.options
+        tol = self.tol if options.tol is None else options.tol
+        max_iter = self.max_iter if options.max_iter is None else options.max_iter
+        rng = np.random.default_rng(self.random_state)
+        inner_context = RunContext(context.backend, replace(options, tol=None, max_iter=None))
+
+        labels, pilot = self._initial_labels(aid, inner_context, rng)
+        if labels is None:
+            return self._result(aid, pilot.status, None, None, [], (start, start), pilot.backend)
+        clustered = time.perf_counter()
+        labels, k = cl.compact(labels)
+        weights, n = aid.weights, aid.data.n_samples
+
+        history: list[IterationRecord] = []
+        inner_backend = pilot.backend
+        best, best_value, bound = None, math.inf, -math.inf
+        status = Status.ITERATION_LIMIT
+        for iteration in range(max_iter):
+            remaining = _remaining(options.time_limit, start)
+            if remaining is not None and remaining <= 0:
+                status = Status.TIME_LIMIT
+                break
+            step_context = RunContext(
+                context.backend, replace(inner_context.options, time_limit=remaining)
+            )
+            aggregated = aid.with_data(cl.aggregate(aid.data, weights, labels, k))
+            inner = self.inner.run(aggregated, step_context)
+            inner_backend = inner.backend
+            if not inner.status.is_success:
+                status = inner.status if inner.status.is_limit else Status.ERROR
+                break
+            solution = self._lift(aid, inner.solution, labels, k)
+            value = aid.objective(solution)
+            if value < best_value:
+                best, best_value = solution, value
+            if aid.convex_sample_loss and inner.bound is not None:
+                bound = max(bound, inner.bound)
+            gap = _gap(best_value, bound) if aid.convex_sample_loss else math.inf
+            new_labels, new_k = cl.split_by_piece(labels, aid.loss_pieces(solution))
+            record = IterationRecord(
+                iteration=iteration,
+                seconds=time.perf_counter() - start,
+                objective=best_value,
+                bound=bound if math.isfinite(bound) else None,
+                extras={
+                    "clusters": k,
+                    "rate": k / n,
+                    "aggregated_objective": inner.objective,
+                    "objective_t": value,
+                    "gap": gap,
+                    "split": new_k - k,
+                },
+            )
+            history.append(record)
+            if context.callback is not None and context.callback(record):
+                status = Status.CONVERGED
+                break
+            if new_k == k:
+                status = Status.OPTIMAL if aid.convex_sample_loss else Status.CONVERGED
+                break
+            if gap <= tol:
+                status = Status.OPTIMAL
+                break
+            labels, k = new_labels, new_k
+        final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
+        result = self._result(
+            aid, status, best, final_bound, history, (start, clustered), inner_backend
+        )
+        return replace(
+            result, stats={"clusters": k, "rate": k / n, "inner_driver": self.inner.name}
+        )
+
+    def _lift(self, model: Any, aggregated: dict, labels: np.ndarray, k: int) -> dict:
+        solution = model.complete_solution(aggregated)
+        for name in model.sample_duals:
+            if name in aggregated:
+                solution[name] = cl.lift(aggregated[name], model.weights, labels, k)
+        return solution
+
+    def _result(self, model, status, solution, bound, history, clock, backend) -> Result:
+        start, clustered = clock
+        end = time.perf_counter()
+        return Result(
+            status=status,
+            objective=model.objective(solution) if solution is not None else math.nan,
+            bound=bound,
+            solution=solution or {},
+            iterations=len(history),
+            history=tuple(history),
+            timings=Timings(build=clustered - start, solve=end - clustered, total=end - start),
+            model=model.name,
+            driver=self.name,
+            backend=backend,
+            source=model,
+        )
+
+
+def _gap(value: float, bound: float) -> float:
+    if not math.isfinite(bound):
+        return math.inf
+    return (value - bound) / max(1.0, abs(value))
+
+
+def _remaining(time_limit: float | None, start: float) -> float | None:
+    return None if time_limit is None else time_limit - (time.perf_counter() - start)
+
+
+def _stratified_sample(groups, weights, size, rng) -> np.ndarray:
+    """A random sample of about ``size`` positive-weight samples, every group represented."""
+    eligible = np.flatnonzero(weights > 0)
+    if size >= eligible.size:
+        return eligible
+    chosen = [rng.choice(eligible, size=size, replace=False)]
+    for group in np.unique(groups[eligible]):
+        members = eligible[groups[eligible] == group]
+        chosen.append(rng.choice(members, size=min(members.size, 2), replace=False))
+    return np.unique(np.concatenate(chosen))
