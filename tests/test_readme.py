@@ -1,0 +1,25 @@
+"""The README's example runs as written, and its set-up blocks are what .ci/run executes."""
+
+import re
+from pathlib import Path
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_readme_example_runs(capsys):
+    code = re.search(r"## Example\n\n```python\n(.*?)```", README, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.split()
+    assert printed[0] == "Status.OPTIMAL"
+    reference, primal, aid, gap = (float(x) for x in printed[1:5])
+    assert abs(primal - reference) <= 1e-9 * reference
+    assert abs(aid - reference) <= 1e-6 * reference
+    assert gap <= 1e-6
+
+
+def test_setup_blocks_exist_for_ci():
+    for marker in ("<!-- setup:demo -->", "<!-- setup:tests -->"):
+        block = README.split(marker, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+        assert block.strip().startswith("python3 -m venv .venv")
+    assert "optframe demo" in README.split("<!-- setup:demo -->", 1)[1].split("```", 2)[1]
+    assert "pytest" in README.split("<!-- setup:tests -->", 1)[1].split("```", 2)[1]
