@@ -26,9 +26,14 @@ def test_demo_quick_prints_every_backend_table():
     assert done.stdout.count("reference: matrix:clarabel, optimal") == 1
     assert done.stdout.count("reference: matrix:highs, optimal") == 1
     # Clarabel, the QP reference, is optimal in every layer and form of both problems.
-    clarabel_rows = [line for line in done.stdout.splitlines() if ":clarabel " in line]
+    rows = done.stdout.splitlines()
+    clarabel_rows = [line for line in rows if ":clarabel " in line and "direct:" in line]
     assert len(clarabel_rows) == 8
     assert all(" optimal " in line for line in clarabel_rows)
+    # AID runs on both models and proves optimality.
+    aid_rows = [line for line in rows if line.startswith("│ aid ")]
+    assert len(aid_rows) == 2
+    assert all(" optimal " in line for line in aid_rows)
 
 
 def test_solve_prints_summary_and_solution(capsys):
