@@ -1,6 +1,7 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
 
 from .lad import LADRegression
+from .s3vm import SemiSupervisedSVM
 from .weighted_svm import WeightedSVM
 
-__all__ = ["LADRegression", "WeightedSVM"]
+__all__ = ["LADRegression", "SemiSupervisedSVM", "WeightedSVM"]

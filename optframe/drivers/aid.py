@@ -97,6 +97,11 @@ class AggregateDisaggregate(Driver):
 
     def _initial_labels(self, model: Any, context: RunContext, rng: np.random.Generator):
         weights, groups = model.weights, model.sample_groups()
+        counts = self._cluster_counts(model, groups, weights)
+        if not getattr(model, "embedding_uses_solution", True):
+            embedding = model.sample_embedding(None)
+            return cl.initial_clusters(embedding, groups, weights, counts, rng), None
+        # The embedding needs a solution: fit the model on a small random sample first.
         n, m = model.data.n_samples, model.data.n_features
         size = min(n, self.sample_size or max(1000, 20 * (m + 1)))
         sample = _stratified_sample(groups, weights, size, rng)
@@ -105,7 +110,6 @@ class AggregateDisaggregate(Driver):
         if not pilot_result.has_solution:
             return None, pilot_result
         embedding = model.sample_embedding(model.complete_solution(pilot_result.solution))
-        counts = self._cluster_counts(model, groups, weights)
         return cl.initial_clusters(embedding, groups, weights, counts, rng), pilot_result
 
     # ------------------------------------------------------------------------------- loop
@@ -127,7 +131,7 @@ class AggregateDisaggregate(Driver):
         weights, n = aid.weights, aid.data.n_samples
 
         history: list[IterationRecord] = []
-        inner_backend = pilot.backend
+        inner_backend = pilot.backend if pilot is not None else context.backend
         best, best_value, bound = None, math.inf, -math.inf
         status = Status.ITERATION_LIMIT
         for iteration in range(max_iter):
