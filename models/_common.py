@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel
+from optframe.model import Formulation, ProblemClass
 
 # Kernel blocks are computed this many entries at a time (32 MB of float64).
 BLOCK_ENTRIES = 1 << 22
@@ -52,6 +53,24 @@ def resolve_weights(data: Dataset, sample_weight: ArrayLike | None, model: str) 
     weights = data.with_weights(sample_weight).sample_weight
     assert weights is not None
     return weights
+
+
+def primal_or_dual(
+    layer: str, form: str, problem: Any, problem_class: ProblemClass, recover: dict, **handles: Any
+) -> Formulation:
+    """A Formulation of the primal or of the dual form (maximized as min of its negative).
+
+    ``recover`` maps each form ("primal", "dual") to the function that reads the model's solution.
+    """
+    return Formulation(
+        layer=layer,
+        problem=problem,
+        problem_class=problem_class,
+        recover=recover[form],
+        objective_scale=-1.0 if form == "dual" else 1.0,
+        form=form,
+        **handles,
+    )
 
 
 def eye(n: int) -> sp.csc_array:

@@ -19,6 +19,7 @@ from ._common import (
     check_flag,
     column,
     eye,
+    primal_or_dual,
     resolve_weights,
     scalar,
     vector,
@@ -185,16 +186,8 @@ class LADRegression(Model):
         return coefficients, 0.0
 
     def _formulation(self, layer: str, form: str, problem: Any, **handles: Any) -> Formulation:
-        dual = form == "dual"
-        return Formulation(
-            layer=layer,
-            problem=problem,
-            problem_class=ProblemClass.LP,
-            recover=self._recover_dual if dual else self._recover_primal,
-            objective_scale=-1.0 if dual else 1.0,
-            form=form,
-            **handles,
-        )
+        recover = {"primal": self._recover_primal, "dual": self._recover_dual}
+        return primal_or_dual(layer, form, problem, ProblemClass.LP, recover, **handles)
 
     # ------------------------------------------------------ piecewise-linear sample structure
     def with_data(self, data: Dataset) -> LADRegression:

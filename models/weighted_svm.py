@@ -23,6 +23,7 @@ from ._common import (
     column,
     eye,
     kernel_product,
+    primal_or_dual,
     resolve_weights,
     scalar,
     scale_rows,
@@ -350,16 +351,8 @@ class WeightedSVM(Model):
         return self._complete(g, b, solution)
 
     def _formulation(self, layer: str, form: str, problem: Any, **handles: Any) -> Formulation:
-        dual = form == "dual"
-        return Formulation(
-            layer=layer,
-            problem=problem,
-            problem_class=ProblemClass.QP,
-            recover=self._recover_dual if dual else self._recover_primal,
-            objective_scale=-1.0 if dual else 1.0,
-            form=form,
-            **handles,
-        )
+        recover = {"primal": self._recover_primal, "dual": self._recover_dual}
+        return primal_or_dual(layer, form, problem, ProblemClass.QP, recover, **handles)
 
     # ------------------------------------------------------------------------------------ layers
     def _build_matrix(self, form: str) -> Formulation:
