@@ -1,7 +1,14 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
 
+from .knowledge_svm import KnowledgeBasedSVM, KnowledgeSet
 from .lad import LADRegression
 from .s3vm import SemiSupervisedSVM
 from .weighted_svm import WeightedSVM
 
-__all__ = ["LADRegression", "SemiSupervisedSVM", "WeightedSVM"]
+__all__ = [
+    "KnowledgeBasedSVM",
+    "KnowledgeSet",
+    "LADRegression",
+    "SemiSupervisedSVM",
+    "WeightedSVM",
+]

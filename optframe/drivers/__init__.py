@@ -3,8 +3,9 @@
 ``Direct`` is the reference every other driver is tested against.
 """
 
+from optframe.drivers.admm import ADMM, ADMMThenIPM
 from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
 
-__all__ = ["AggregateDisaggregate", "Direct", "Driver", "RunContext"]
+__all__ = ["ADMM", "ADMMThenIPM", "AggregateDisaggregate", "Direct", "Driver", "RunContext"]

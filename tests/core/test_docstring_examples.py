@@ -5,7 +5,12 @@ import importlib
 
 import pytest
 
-MODULES = ["optframe.solve", "optframe.models.lad", "optframe.models.weighted_svm"]
+MODULES = [
+    "optframe.solve",
+    "optframe.models.lad",
+    "optframe.models.weighted_svm",
+    "optframe.models.knowledge_svm",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
