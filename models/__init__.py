@@ -2,6 +2,7 @@
 
 from .knowledge_svm import KnowledgeBasedSVM, KnowledgeSet
 from .lad import LADRegression
+from .pu_learning import PULearning
 from .s3vm import SemiSupervisedSVM
 from .weighted_svm import WeightedSVM
 
@@ -9,6 +10,7 @@ __all__ = [
     "KnowledgeBasedSVM",
     "KnowledgeSet",
     "LADRegression",
+    "PULearning",
     "SemiSupervisedSVM",
     "WeightedSVM",
 ]

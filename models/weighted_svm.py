@@ -566,3 +566,49 @@ class WeightedSVM(Model):
         support = np.flatnonzero(alpha > 0)
         v = alpha[support] * self._y[support]
         return kernel_product(self.kernel, X, self.data.X[support], v) + b
+
+    # --- box-constrained dual for SMO ------------------------------------------------------------
+    def smo_dual(self) -> dict[str, Any]:
+        r"""The dual for the SMO driver: the fields of :class:`optframe.drivers.smo.BoxQPDual`.
+
+        :math:`\min_\alpha \tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha` with
+        :math:`Q_{ij} = y_i y_j k(x_i, x_j)`, :math:`0 \le \alpha_i \le C s_i`,
+        :math:`y^\top\alpha = 0` (no equality row without an intercept); no kinks; start 0.
+        """
+        n = self.data.n_samples
+        return {
+            "X": self.data.X,
+            "kernel": self.kernel,
+            "sign": self._y.copy(),
+            "linear": -np.ones(n),
+            "upper": self._cost.copy(),
+            "rhs": 0.0 if self.fit_intercept else None,
+            "kink": self._cost.copy(),
+            "slope_below": np.zeros(n),
+            "slope_above": np.zeros(n),
+            "start": np.zeros(n),
+        }
+
+    def smo_solution(self, x: NDArray, gradient: NDArray) -> dict[str, NDArray[np.float64]]:
+        r"""The solution at dual point ``x`` given :math:`\nabla = Q\alpha - \mathbf 1` there.
+
+        :math:`f(x_i) - b = y_i (Q\alpha)_i = y_i(\nabla_i + 1)`; :math:`b` minimizes the primal.
+        """
+        alpha = self._alpha(x)
+        g = self._y * (np.asarray(gradient, dtype=np.float64) + 1.0)
+        solution: dict[str, NDArray[np.float64]] = {"alpha": alpha}
+        if self.is_linear:
+            solution["w"] = np.asarray(self.data.X.T @ (alpha * self._y)).ravel()
+        b = best_intercept(g, self._y, self._cost) if self.fit_intercept else 0.0
+        return self._complete(g, b, solution)
+
+    def smo_objective(self, x: NDArray, gradient: NDArray) -> float:
+        r"""The primal objective at dual point ``x`` in O(n log n), from :math:`Q\alpha - 1`."""
+        alpha = self._alpha(x)
+        Qa = np.asarray(gradient, dtype=np.float64) + 1.0
+        g = self._y * Qa
+        b = best_intercept(g, self._y, self._cost) if self.fit_intercept else 0.0
+        hinge = np.maximum(0.0, 1.0 - self._y * (g + b))
+        return 0.5 * float(alpha @ Qa) + float(self._cost @ hinge)
+
+    # --- end of box-constrained dual for SMO -----------------------------------------------------

@@ -7,5 +7,6 @@ from optframe.drivers.admm import ADMM, ADMMThenIPM
 from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
+from optframe.drivers.smo import SMO
 
-__all__ = ["ADMM", "ADMMThenIPM", "AggregateDisaggregate", "Direct", "Driver", "RunContext"]
+__all__ = ["ADMM", "SMO", "ADMMThenIPM", "AggregateDisaggregate", "Direct", "Driver", "RunContext"]

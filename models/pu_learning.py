@@ -1,0 +1,557 @@
+r"""Positive-unlabeled learning with the double hinge loss (du Plessis et al.), as a QP."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.data import Dataset
+from optframe.errors import DataError, ModelError
+from optframe.kernels import Kernel, Linear, as_kernel
+from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
+from optframe.registry import register_model
+
+from ._common import check_dataset, check_features, kernel_product, scalar, vector
+
+# The kernel forms build K (an N x N float64 matrix); refuse beyond this many bytes.
+GRAM_LIMIT_BYTES = 2 * 1024**3
+
+
+def double_hinge_negative(f: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""The double hinge loss of a negative label, :math:`\max(0, f, \tfrac12 + \tfrac12 f)`."""
+    return np.maximum(np.maximum(0.0, f), 0.5 + 0.5 * f)
+
+
+def best_bias(F: NDArray[np.float64], c1p: float, c2: float) -> float:
+    r"""Exact minimizer over :math:`\beta` of :math:`-c_1 p \beta + c_2 \sum_u \ell(F_u + \beta)`.
+
+    :math:`\ell(f) = \max(0, f, \tfrac12 + \tfrac12 f)` has slope 0, 1/2, 1 with breakpoints at
+    :math:`f = \mp 1`, so the function is convex piecewise linear in :math:`\beta` with breakpoints
+    :math:`-1 - F_u` and :math:`1 - F_u`, each adding :math:`c_2/2` to the slope, which starts at
+    :math:`-c_1 p < 0` and ends at :math:`c_2 n - c_1 p \ge 0`. Returns the midpoint of the flat
+    piece when the minimizer is an interval.
+    """
+    t = np.sort(np.concatenate([-1.0 - F, 1.0 - F]))
+    slope = -c1p + 0.5 * c2 * np.arange(1, t.size + 1)  # slope right of breakpoint k
+    flat = 1e-12 * max(c1p, 0.5 * c2)
+    k = int(np.argmax(slope >= -flat))
+    if abs(slope[k]) <= flat and k + 1 < t.size:
+        return float(0.5 * (t[k] + t[k + 1]))
+    return float(t[k])
+
+
+@register_model
+@dataclass(frozen=True, eq=False)
+class PULearning(Model):
+    r"""The convex PU risk with the double hinge loss, linear or with a kernel.
+
+    ``data.y`` is +1 for the :math:`p` labeled positives :math:`P` and 0 for the :math:`n`
+    unlabeled rows :math:`U`. With the class prior :math:`\pi`, :math:`\lambda > 0`,
+    :math:`f(x) = \sum_{i \in P \cup U} \alpha_i k(x_i, x) + \beta` and
+    :math:`\ell(z) = \max(0, z, \tfrac12 + \tfrac12 z)` (the double hinge loss of a negative label),
+    the regularized risk is
+
+    .. math::
+
+        J(f) = -\frac{\pi}{p} \sum_{i \in P} f(x_i) + \frac1n \sum_{u \in U} \ell(f(x_u))
+        + \lambda \lVert f \rVert^2_{\mathcal H}.
+
+    The model's objective is :math:`J / (2\lambda)`, the *primal* (``form="primal"``) QP
+
+    .. math::
+
+        \min_{\alpha, \beta, \xi} \; \tfrac12 \alpha^\top K \alpha - c_1 \sum_{i\in P} (K\alpha)_i
+        - c_1 p \beta + c_2 \mathbf 1^\top \xi
+        \quad\text{s.t.}\quad \xi \ge 0,\; \xi \ge f_U,\; \xi \ge \tfrac12 + \tfrac12 f_U,
+
+    with :math:`c_1 = \pi / (2\lambda p)`, :math:`c_2 = 1 / (2\lambda n)` and
+    :math:`f_U = K_{U\cdot}\alpha + \beta`. For the linear kernel it is written in
+    :math:`w = X^\top \alpha`. The *dual* (``form="dual"``), over :math:`\sigma, \delta \in
+    \mathbb R^n`, is
+
+    .. math::
+
+        \min_{\sigma, \delta} \; \tfrac12 \sigma^\top K_{UU} \sigma
+        - c_1 \mathbf 1_p^\top K_{PU} \sigma - \tfrac12 \mathbf 1^\top \delta
+        \quad\text{s.t.}\quad \mathbf 1^\top \sigma = c_1 p,\; \sigma + \delta/2 \le c_2,\;
+        \sigma - \delta/2 \ge 0,\; 0 \le \delta \le c_2,
+
+    whose optimum :math:`F^\star` gives the primal optimum
+    :math:`P^\star = -F^\star - \tfrac12 c_1^2 \mathbf 1^\top K_{PP} \mathbf 1`. Eliminating
+    :math:`\delta = 2\min(\sigma, c_2 - \sigma)` gives the *reduced dual*
+    :math:`G(\sigma) = \tfrac12\sigma^\top K_{UU}\sigma - c_1 \mathbf 1^\top K_{PU}\sigma
+    - \sum_u \min(\sigma_u, c_2 - \sigma_u)` over :math:`0 \le \sigma \le c_2`,
+    :math:`\mathbf 1^\top\sigma = c_1 p`, which :meth:`smo_dual` hands to the SMO driver. From
+    :math:`\sigma`: :math:`\alpha_P = c_1`, :math:`\alpha_U = -\sigma`, and :math:`\beta` minimizes
+    the primal with :math:`\alpha` fixed (:func:`best_bias`).
+
+    Parameters
+    ----------
+    data : Dataset
+        Features ``X`` (dense or sparse) and ``y`` with +1 (labeled positive) and 0 (unlabeled).
+    prior : float
+        The class prior :math:`\pi \in (0, 1)` of the positives among the unlabeled rows.
+    lam : float
+        The regularization :math:`\lambda > 0`.
+    kernel : {"linear", "rbf", "poly"} or Kernel
+        The kernel :math:`k`.
+
+    Raises
+    ------
+    DataError
+        If ``data`` is not a Dataset, ``y`` holds values other than 0 and 1, or there is no
+        labeled positive or no unlabeled row.
+    ModelError
+        If ``prior`` is outside (0, 1), ``lam <= 0`` or the kernel is unknown (a kernel parameter
+        <= 0 raises when the kernel object is made).
+
+    Notes
+    -----
+    Layer: ``"cvxpy"``. Forms: ``"dual"`` (default) and ``"primal"``. The kernel forms build the
+    dense Gram matrix (8 N^2 bytes, refused beyond 2 GiB); the linear forms never do.
+
+    Solution names: ``"alpha"`` (shape (N,), in the order of ``data``), ``"intercept"`` (shape
+    (1,)), ``"sigma"`` (shape (n,), the unlabeled rows in data order) and, for the linear kernel,
+    ``"w"`` (shape (m,)).
+
+    References
+    ----------
+    M. C. du Plessis, G. Niu, M. Sugiyama, "Convex formulation for learning from positive and
+    unlabeled data", ICML 2015. E. Sansone, F. G. B. De Natale, Z.-H. Zhou, "Efficient training for
+    positive unlabeled learning", IEEE TPAMI 2019; see ``notes/usmo.md`` for the corrections.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import optframe as of
+    >>> from optframe.data import Dataset
+    >>> from optframe.models import PULearning
+    >>> X = np.array([[2.0], [2.5], [2.2], [-1.0], [-2.0], [1.8], [-1.5]])
+    >>> model = PULearning(Dataset(X=X, y=[1, 1, 0, 0, 0, 0, 0]), prior=0.4, lam=0.1)
+    >>> result = of.solve(model)
+    >>> model.predict(result.solution, [[2.0], [-2.0]])
+    array([ 1., -1.])
+    """
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    layers: ClassVar[tuple[str, ...]] = ("cvxpy",)
+    forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
+    is_classifier: ClassVar[bool] = True
+
+    data: Dataset
+    prior: float = 0.5
+    lam: float = 1e-2
+    kernel: Kernel | str = "linear"
+    _P: NDArray[np.intp] = field(init=False, repr=False)
+    _U: NDArray[np.intp] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_dataset(self.data, self.name)
+        y = self.data.y
+        assert y is not None
+        bad = np.unique(y[(y != 1.0) & (y != 0.0)])
+        if bad.size:
+            raise DataError(
+                f"{self.name} needs y = +1 (labeled positive) or 0 (unlabeled); y also holds "
+                f"{', '.join(f'{v:g}' for v in bad[:6])}."
+            )
+        P, U = np.flatnonzero(y == 1.0), np.flatnonzero(y == 0.0)
+        if P.size == 0:
+            raise DataError(f"{self.name} needs at least one labeled positive (y = 1); got none.")
+        if U.size == 0:
+            raise DataError(f"{self.name} needs at least one unlabeled row (y = 0); got none.")
+        for name, low in (("prior", None), ("lam", 0.0)):
+            try:
+                value = float(getattr(self, name))
+            except (TypeError, ValueError):
+                raise ModelError(f"{self.name}: {name} must be a number") from None
+            if not math.isfinite(value):
+                raise ModelError(f"{self.name}: {name} must be finite; got {value}")
+            if low is not None and not value > low:
+                raise ModelError(f"{self.name}: {name} must be > 0; got {value}")
+            object.__setattr__(self, name, value)
+        if not 0.0 < self.prior < 1.0:
+            raise ModelError(f"{self.name}: prior must lie in (0, 1); got {self.prior}")
+        object.__setattr__(self, "kernel", as_kernel(self.kernel))
+        object.__setattr__(self, "_P", P)
+        object.__setattr__(self, "_U", U)
+
+    # ----------------------------------------------------------------------------------- helpers
+    @property
+    def is_linear(self) -> bool:
+        """Whether the kernel is linear (the solution then has ``"w"``)."""
+        return isinstance(self.kernel, Linear)
+
+    @property
+    def c1(self) -> float:
+        r""":math:`c_1 = \pi / (2 \lambda p)`."""
+        return self.prior / (2.0 * self.lam * self._P.size)
+
+    @property
+    def c2(self) -> float:
+        r""":math:`c_2 = 1 / (2 \lambda n)`."""
+        return 1.0 / (2.0 * self.lam * self._U.size)
+
+    @property
+    def positives(self) -> NDArray[np.intp]:
+        """Row indices of the labeled positives."""
+        return self._P
+
+    @property
+    def unlabeled(self) -> NDArray[np.intp]:
+        """Row indices of the unlabeled rows."""
+        return self._U
+
+    def _rows(self, index: NDArray[np.intp]) -> Any:
+        return self.data.X[index]
+
+    def _sum_kpp(self) -> float:
+        r""":math:`\mathbf 1^\top K_{PP} \mathbf 1` (in blocks; :math:`\lVert\sum_P x\rVert^2`)."""
+        XP = self._rows(self._P)
+        if self.is_linear:
+            s = np.asarray(XP.sum(axis=0)).ravel()
+            return float(s @ s)
+        return float(kernel_product(self.kernel, XP, XP, np.ones(self._P.size)).sum())
+
+    def _kpu_sum(self) -> NDArray[np.float64]:
+        r""":math:`(K_{UP} \mathbf 1)_u` for every unlabeled row."""
+        XP, XU = self._rows(self._P), self._rows(self._U)
+        if self.is_linear:
+            return np.asarray(XU @ np.asarray(XP.sum(axis=0)).ravel()).ravel()
+        return kernel_product(self.kernel, XU, XP, np.ones(self._P.size))
+
+    def _alpha(self, sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+        alpha = np.empty(self.data.n_samples)
+        alpha[self._P] = self.c1
+        alpha[self._U] = -sigma
+        return alpha
+
+    def _check_gram(self, size: int) -> None:
+        if 8.0 * size * size > GRAM_LIMIT_BYTES:
+            raise ModelError(
+                f"the kernel forms of {self.name} build a {size} x {size} Gram matrix "
+                f"({8.0 * size * size / 1024**3:.1f} GiB, limit 2 GiB); use the SMO driver."
+            )
+
+    def _f_minus_bias(self, alpha: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+        """``(K alpha, alpha' K alpha / 2)`` at the training rows, kernel rows in blocks."""
+        X = self.data.X
+        if self.is_linear:
+            w = np.asarray(X.T @ alpha).ravel()
+            return np.asarray(X @ w).ravel(), 0.5 * float(w @ w)
+        g = kernel_product(self.kernel, X, X, alpha)
+        return g, 0.5 * float(alpha @ g)
+
+    def solution_from_sigma(
+        self, sigma: ArrayLike, F: NDArray[np.float64] | None = None
+    ) -> dict[str, NDArray[np.float64]]:
+        r"""The model's solution from a dual point :math:`\sigma` (shape (n,)).
+
+        ``F`` (optional) holds :math:`F_u = (K\alpha)_u` at the unlabeled rows when the caller
+        has it; otherwise it is computed. The bias is the exact minimizer of the primal given
+        :math:`\alpha` (:func:`best_bias`).
+        """
+        sigma = np.clip(np.asarray(sigma, dtype=np.float64).reshape(-1), 0.0, self.c2)
+        alpha = self._alpha(sigma)
+        solution: dict[str, NDArray[np.float64]] = {"alpha": alpha, "sigma": sigma}
+        if self.is_linear:
+            w = np.asarray(self.data.X.T @ alpha).ravel()
+            solution["w"] = w
+            if F is None:
+                F = np.asarray(self._rows(self._U) @ w).ravel()
+        elif F is None:
+            F = kernel_product(self.kernel, self._rows(self._U), self.data.X, alpha)
+        beta = best_bias(np.asarray(F, dtype=np.float64), self.c1 * self._P.size, self.c2)
+        solution["intercept"] = np.array([beta])
+        return solution
+
+    # ------------------------------------------------------------------------------- evaluation
+    def objective(self, solution: Solution) -> float:
+        r"""The primal objective :math:`J / (2\lambda)` at ``solution``.
+
+        .. math:: \tfrac12\alpha^\top K\alpha - c_1 \sum_{i\in P} f(x_i)
+                  + c_2 \sum_{u \in U} \ell(f(x_u))
+
+        From ``"w"`` when present (linear kernel), else from ``"alpha"``; ``"intercept"`` defaults
+        to 0. Kernel rows are computed in blocks.
+        """
+        beta = scalar(solution, "intercept")
+        if "w" in solution:
+            w = vector(solution, "w", self.name)
+            g, reg = np.asarray(self.data.X @ w).ravel(), 0.5 * float(w @ w)
+        else:
+            g, reg = self._f_minus_bias(vector(solution, "alpha", self.name))
+        f = g + beta
+        return (
+            reg
+            - self.c1 * float(f[self._P].sum())
+            + self.c2 * float(double_hinge_negative(f[self._U]).sum())
+        )
+
+    def risk(self, solution: Solution) -> float:
+        r"""The regularized PU risk :math:`J = 2\lambda \cdot` :meth:`objective`."""
+        return 2.0 * self.lam * self.objective(solution)
+
+    def dual_objective(self, sigma: ArrayLike) -> float:
+        r"""A lower bound on the optimum from a feasible :math:`\sigma`.
+
+        It is :math:`-G(\sigma) - \tfrac12 c_1^2 \mathbf 1^\top K_{PP} \mathbf 1`, with
+        :math:`G` the reduced dual.
+
+        Valid (weak duality) when :math:`0 \le \sigma \le c_2` and
+        :math:`\mathbf 1^\top\sigma = c_1 p` (see :meth:`violation`).
+        """
+        sigma = np.asarray(sigma, dtype=np.float64).reshape(-1)
+        XU = self._rows(self._U)
+        if self.is_linear:
+            v = np.asarray(XU.T @ sigma).ravel()
+            quad = 0.5 * float(v @ v)
+        else:
+            quad = 0.5 * float(sigma @ kernel_product(self.kernel, XU, XU, sigma))
+        G = (
+            quad
+            - self.c1 * float(self._kpu_sum() @ sigma)
+            - float(np.minimum(sigma, self.c2 - sigma).sum())
+        )
+        return -G - 0.5 * self.c1**2 * self._sum_kpp()
+
+    def violation(self, solution: Solution) -> float:
+        r"""Dual feasibility of ``solution["sigma"]``, relative to :math:`\max(1, c_1 p)`.
+
+        The box :math:`0 \le \sigma \le c_2` and :math:`\mathbf 1^\top\sigma = c_1 p`; 0 without
+        ``"sigma"``.
+        """
+        if "sigma" not in solution:
+            return 0.0
+        sigma = vector(solution, "sigma", self.name)
+        c1p = self.c1 * self._P.size
+        box = max(float(np.max(-sigma)), float(np.max(sigma - self.c2)), 0.0)
+        return max(box, abs(float(sigma.sum()) - c1p)) / max(1.0, c1p)
+
+    def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`f(x) = \sum_i \alpha_i k(x_i, x) + \beta` (or :math:`w^\top x + \beta`)."""
+        X = check_features(X, self.data.n_features, self.name)
+        beta = scalar(solution, "intercept")
+        if "w" in solution:
+            return np.asarray(X @ vector(solution, "w", self.name)).ravel() + beta
+        alpha = vector(solution, "alpha", self.name)
+        support = np.flatnonzero(alpha != 0)
+        return kernel_product(self.kernel, X, self.data.X[support], alpha[support]) + beta
+
+    # ------------------------------------------------------------------ box-constrained dual (SMO)
+    def smo_dual(self) -> dict[str, Any]:
+        r"""The reduced dual for SMO: the fields of :class:`optframe.drivers.smo.BoxQPDual`.
+
+        :math:`\min_\sigma \tfrac12\sigma^\top K_{UU}\sigma + c^\top\sigma + \sum_u h(\sigma_u)`
+        with :math:`c = -c_1 K_{UP}\mathbf 1`, :math:`h(s) = -\min(s, c_2 - s)` (slopes -1 and +1
+        around the kink :math:`c_2/2`), :math:`0 \le \sigma \le c_2`,
+        :math:`\mathbf 1^\top\sigma = c_1 p`; start :math:`\sigma = \pi c_2` (feasible).
+        """
+        n, c2 = self._U.size, self.c2
+        return {
+            "X": self._rows(self._U),
+            "kernel": self.kernel,
+            "sign": np.ones(n),
+            "linear": -self.c1 * self._kpu_sum(),
+            "upper": np.full(n, c2),
+            "rhs": self.c1 * self._P.size,
+            "kink": np.full(n, 0.5 * c2),
+            "slope_below": np.full(n, -1.0),
+            "slope_above": np.full(n, 1.0),
+            "bound_offset": -0.5 * self.c1**2 * self._sum_kpp(),
+            "start": np.full(n, self.prior * c2),
+        }
+
+    def paper_start(self, nu: float = 0.5, max_positives: int = 2000) -> NDArray[np.float64]:
+        r"""The USMO initialization (paper section 4.5, simplified), made exactly feasible.
+
+        1. A one-class SVM on the labeled positives (same kernel, :math:`\nu` = ``nu``): its dual
+           :math:`\min \tfrac12 \gamma^\top K_{PP}\gamma`, :math:`0 \le \gamma \le 1/(\nu p)`,
+           :math:`\mathbf 1^\top\gamma = 1`, by projected gradient (at most ``max_positives``
+           positives, a random subset beyond).
+        2. Rank the unlabeled rows by the score :math:`\sum_i \gamma_i k(x_i, x_u)`, highest first.
+        3. Five groups along the ranking: :math:`\pi a n` rows at :math:`c_2`,
+           :math:`\lfloor\log n\rfloor` at :math:`3c_2/4`, the middle at :math:`c_2/2`,
+           :math:`\lfloor\log n\rfloor` at :math:`c_2/4`, :math:`(1-\pi) a n` at 0, with
+           :math:`a = 1 - (2\lfloor\log n\rfloor + 3)/n` (the largest the paper's constraints
+           allow, which its problem (18) drives to).
+        4. Exact repair of :math:`\mathbf 1^\top\sigma = c_1 p`: fill the highest-ranked rows below
+           :math:`c_2` (or empty the lowest-ranked ones) until the sum is exact.
+        """
+        c2, n = self.c2, self._U.size
+        P = self._P
+        if P.size > max_positives:
+            P = np.sort(np.random.default_rng(0).choice(P, max_positives, replace=False))
+        XP = self._rows(P)
+        K = self.kernel.matrix(XP)
+        cap = 1.0 / (nu * P.size)
+        gamma = np.full(P.size, 1.0 / P.size)
+        v = np.random.default_rng(0).normal(size=P.size)
+        for _ in range(30):  # power iteration: the step 1/L
+            v = K @ v
+            v /= np.linalg.norm(v) or 1.0
+        L = max(float(v @ K @ v), 1e-12)
+        for _ in range(300):
+            gamma = _capped_simplex(gamma - (K @ gamma) / L, cap)
+        score = kernel_product(self.kernel, self._rows(self._U), XP, gamma)
+        order = np.argsort(-score, kind="stable")
+        log_n = max(1, int(math.log(n))) if n > 2 else 0
+        a = max(0.0, 1.0 - (2 * log_n + 3) / n)
+        n5, n1 = int(self.prior * a * n), int((1 - self.prior) * a * n)
+        n4 = n2 = log_n
+        n3 = max(0, n - n5 - n4 - n2 - n1)
+        values = np.r_[
+            np.full(n5, c2), np.full(n4, 0.75 * c2), np.full(n3, 0.5 * c2), np.full(n2, 0.25 * c2)
+        ][:n]
+        ranked = np.zeros(n)
+        ranked[: values.size] = values
+        residual = self.c1 * self._P.size - ranked.sum()
+        if residual > 0:
+            for k in range(n):  # fill from the top of the ranking
+                add = min(c2 - ranked[k], residual)
+                ranked[k] += add
+                residual -= add
+                if residual <= 0:
+                    break
+        elif residual < 0:
+            for k in range(n - 1, -1, -1):  # empty from the bottom
+                take = min(ranked[k], -residual)
+                ranked[k] -= take
+                residual += take
+                if residual >= 0:
+                    break
+        sigma = np.empty(n)
+        sigma[order] = ranked
+        # Put the last rounding error on one interior entry so the sum is exact to an ulp.
+        drift = self.c1 * self._P.size - sigma.sum()
+        inside = np.flatnonzero((sigma + drift >= 0) & (sigma + drift <= c2))
+        if inside.size:
+            sigma[inside[0]] += drift
+        return sigma
+
+    def smo_solution(
+        self, x: NDArray[np.float64], gradient: NDArray[np.float64]
+    ) -> dict[str, NDArray[np.float64]]:
+        r"""The solution from the SMO dual point; :math:`F_u = -\nabla_u` (the smooth gradient)."""
+        return self.solution_from_sigma(x, F=-np.asarray(gradient, dtype=np.float64))
+
+    def smo_objective(self, x: NDArray[np.float64], gradient: NDArray[np.float64]) -> float:
+        r"""The primal objective at the SMO point in O(n), from :math:`\nabla = K_{UU}\sigma + c`.
+
+        With :math:`c = -c_1 K_{UP}\mathbf 1`, :math:`S = \mathbf 1^\top K_{PP}\mathbf 1`:
+        :math:`\tfrac12\alpha^\top K\alpha = \tfrac12 c_1^2 S + c^\top\sigma
+        + \tfrac12\sigma^\top(\nabla - c)` and
+        :math:`\sum_P f = c_1 S + c^\top\sigma / c_1 + p\beta`.
+        """
+        sigma = np.asarray(x, dtype=np.float64)
+        G = np.asarray(gradient, dtype=np.float64)
+        c = -self.c1 * self._kpu_sum()
+        S, p = self._sum_kpp(), self._P.size
+        F = -G
+        beta = best_bias(F, self.c1 * p, self.c2)
+        reg = 0.5 * self.c1**2 * S + float(c @ sigma) + 0.5 * float(sigma @ (G - c))
+        sum_fp = self.c1 * S + float(c @ sigma) / self.c1 + p * beta
+        loss = float(double_hinge_negative(F + beta).sum())
+        return reg - self.c1 * sum_fp + self.c2 * loss
+
+    # ------------------------------------------------------------------------------------ layers
+    def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        return self.solution_from_sigma(np.asarray(raw.primal["sigma"]).reshape(-1))
+
+    def _recover_primal(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        beta = float(np.ravel(raw.primal["intercept"])[0])
+        if "w" in raw.primal:
+            solution: dict[str, NDArray[np.float64]] = {"w": np.ravel(raw.primal["w"])}
+        else:
+            solution = {"alpha": np.ravel(raw.primal["alpha"]).astype(np.float64)}
+        if "lin" in raw.dual and "half" in raw.dual:
+            # sigma = b + c/2 from the multipliers of xi >= f_U and xi >= 1/2 + f_U/2.
+            sigma = np.ravel(raw.dual["lin"]) + 0.5 * np.ravel(raw.dual["half"])
+            solution["sigma"] = np.clip(sigma, 0.0, self.c2)
+            if "w" in solution:
+                solution["alpha"] = self._alpha(solution["sigma"])
+        solution["intercept"] = np.array([beta])
+        return solution
+
+    def _build_cvxpy(self, form: str) -> Formulation:
+        import cvxpy as cp
+
+        c1, c2, p, n = self.c1, self.c2, self._P.size, self._U.size
+        XU = self._rows(self._U)
+        offset = -0.5 * c1**2 * self._sum_kpp()
+        if form == "dual":
+            sigma = cp.Variable(n, name="sigma")
+            delta = cp.Variable(n, name="delta")
+            if self.is_linear:
+                quad = cp.sum_squares(XU.T @ sigma) / 2
+            else:
+                self._check_gram(n)
+                K = self.kernel.matrix(XU)
+                quad = cp.quad_form(sigma, cp.psd_wrap(0.5 * (K + K.T))) / 2
+            equality = cp.sum(sigma) == c1 * p
+            constraints = [
+                equality,
+                sigma + delta / 2 <= c2,
+                sigma - delta / 2 >= 0,
+                delta >= 0,
+                delta <= c2,
+            ]
+            objective = quad - c1 * (self._kpu_sum() @ sigma) - cp.sum(delta) / 2
+            return Formulation(
+                layer="cvxpy",
+                problem=cp.Problem(cp.Minimize(objective), constraints),
+                problem_class=ProblemClass.QP,
+                variables={"sigma": sigma, "delta": delta},
+                constraints={"bias": equality},
+                recover=self._recover_dual,
+                objective_scale=-1.0,
+                objective_offset=offset,
+                form="dual",
+            )
+        beta = cp.Variable(name="intercept")
+        xi = cp.Variable(n, name="xi")
+        XP = self._rows(self._P)
+        if self.is_linear:
+            w = cp.Variable(self.data.n_features, name="w")
+            reg = cp.sum_squares(w) / 2
+            fP = XP @ w + beta
+            fU = XU @ w + beta
+            variables: dict[str, Any] = {"w": w, "intercept": beta, "xi": xi}
+        else:
+            N = self.data.n_samples
+            self._check_gram(N)
+            K = self.kernel.matrix(self.data.X)
+            K = 0.5 * (K + K.T)
+            alpha = cp.Variable(N, name="alpha")
+            reg = cp.quad_form(alpha, cp.psd_wrap(K)) / 2
+            fP = K[self._P] @ alpha + beta
+            fU = K[self._U] @ alpha + beta
+            variables = {"alpha": alpha, "intercept": beta, "xi": xi}
+        lin = xi - fU >= 0
+        half = xi - fU / 2 >= 0.5
+        objective = reg - c1 * cp.sum(fP) + c2 * cp.sum(xi)
+        return Formulation(
+            layer="cvxpy",
+            problem=cp.Problem(cp.Minimize(objective), [xi >= 0, lin, half]),
+            problem_class=ProblemClass.QP,
+            variables=variables,
+            constraints={"lin": lin, "half": half},
+            recover=self._recover_primal,
+            form="primal",
+        )
+
+
+def _capped_simplex(v: NDArray[np.float64], cap: float) -> NDArray[np.float64]:
+    """Euclidean projection onto {0 <= g <= cap, sum(g) = 1} (bisection on the shift)."""
+    lo, hi = float(v.min()) - 1.0, float(v.max())
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if np.clip(v - mid, 0.0, cap).sum() > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return np.clip(v - 0.5 * (lo + hi), 0.0, cap)

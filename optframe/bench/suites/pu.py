@@ -1,0 +1,390 @@
+"""PU learning (double hinge): SMO (USMO, corrected) against Direct, and WeightedSVM SMO vs SVC.
+
+Three parts, selected by the cell's ``part``:
+
+* ``small``: the paper's Tables III-IV protocol on the small sets available: features z-scored,
+  ``floor(0.2 * #positives)`` positives labeled at random (seed 0), every other row unlabeled,
+  ``prior`` = the true share of positives among the unlabeled rows, lam in {1e-4, 1e-3, 1e-2,
+  1e-1}, linear and Gaussian (``exp(-|x-z|^2 / 2)``, width 1) kernels. F-measure on the unlabeled
+  rows, for the positive class (``f1``) and with the paper's quirk (``f1_paper``: F1 of the
+  majority class of the unlabeled rows, notes/usmo.md section 4). SMO and Direct (Clarabel) solve
+  the same model: their objectives must agree.
+* ``scaling``: 100 labeled positives and 1k-50k unlabeled rows drawn at random from a large set;
+  seconds and peak resident memory (each cell in a forked child process; ``peak_mb`` is the
+  growth of VmHWM over the child's start) of SMO, Direct with Clarabel and Direct with OSQP.
+* ``svm``: WeightedSVM (RBF) by SMO against scikit-learn's ``SVC`` (libsvm) on a9a and ijcnn1,
+  same C and gamma, both at tol 1e-3: seconds and the objective difference.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from optframe.bench.suite import Cell
+
+DESCRIPTION = "PU double hinge: SMO vs Direct (Clarabel, OSQP); WeightedSVM SMO vs SVC"
+COLUMNS = [
+    "part",
+    "dataset",
+    "kernel",
+    "lam",
+    "n_unlabeled",
+    "method",
+    "status",
+    "objective",
+    "rel_diff",
+    "seconds",
+    "peak_mb",
+    "f1",
+    "f1_paper",
+    "f1_paper_init",
+    "steps",
+]
+SMALL = (
+    "australian",
+    "pima",
+    "heart_statlog",
+    "ionosphere",
+    "sonar",
+    "german",
+    "splice",
+    "breast_cancer_wisconsin",
+    "spambase",
+    "banana",
+    "twonorm",
+    "ring",
+)
+# Which of the paper's Table III-IV sets each stands for.
+PAPER_NAME = {
+    "australian": "Australian",
+    "pima": "Diabetes",
+    "heart_statlog": "Heart-statlog",
+    "ionosphere": "Ionosphere",
+}
+LAMBDAS = (1e-4, 1e-3, 1e-2, 1e-1)
+SCALING_SETS = ("magic", "adult", "skin_nonskin", "kddcup", "shuttle")
+SCALING_SIZES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000)
+SVM_SETS = ("a9a", "ijcnn1")
+# Direct solves form an n x n matrix (or its factor): skip them beyond this many unlabeled rows.
+DIRECT_LIMIT = {"clarabel": 5_000, "osqp": 5_000}
+TIME_LIMIT = 600.0
+# Small part: Direct only up to this many rows (its kernel forms are dense N x N).
+SMALL_DIRECT_ROWS = 3000
+
+PAPER = """Paper (Sansone et al., Tables III-IV), USMO F-measure (%) with its evaluation quirk,
+columns lam = 1e-4 / 1e-3 / 1e-2 / 1e-1:
+  linear   Australian 68.3 67.6 69.3 70.2 | Diabetes 70.1 71.1 79.3 82.3 |
+           Heart-statlog 54.5 55.2 53.8 60.2 | Ionosphere 65.1 72.0 73.7 75.2
+  Gaussian Australian 64.7 70.6 59.4 0.0 | Diabetes 70.0 70.6 80.1 82.3 |
+           Heart-statlog 53.5 56.7 56.4 75.6 | Ionosphere 65.3 74.1 65.7 74.2
+No speed-up factors, seconds or memory figures are in the paper's text (figures only)."""
+
+
+def _parts() -> tuple[str, ...]:
+    chosen = os.environ.get("OPTFRAME_PU_PARTS", "small,scaling,svm")
+    return tuple(part.strip() for part in chosen.split(",") if part.strip())
+
+
+def cells(quick: bool) -> list[Cell]:
+    """The grid; ``quick``: two small sets, lam 1e-2, and the 1k/2k scaling cells on magic.
+
+    ``OPTFRAME_PU_PARTS`` (comma-separated, default ``small,scaling,svm``) selects the parts, and
+    ``OPTFRAME_PU_SETS`` (comma-separated) restricts the data sets and ``OPTFRAME_PU_SIZES``
+    (comma-separated integers) the scaling sizes.
+    """
+    grid: list[Cell] = []
+    parts = _parts()
+    only = {s.strip() for s in os.environ.get("OPTFRAME_PU_SETS", "").split(",") if s.strip()}
+    small = ("australian", "pima") if quick else SMALL
+    lambdas = (1e-2,) if quick else LAMBDAS
+    for name in small if "small" in parts else ():
+        if only and name not in only:
+            continue
+        for kernel in ("linear", "gaussian"):
+            for lam in lambdas:
+                for method in ("direct", "smo", "smo:paper"):
+                    grid.append(Cell({"part": "small", "dataset": name, "kernel": kernel,
+                                      "lam": lam, "method": method}))  # fmt: skip
+    sets = ("magic",) if quick else SCALING_SETS
+    sizes = (1_000, 2_000) if quick else SCALING_SIZES
+    if os.environ.get("OPTFRAME_PU_SIZES"):
+        sizes = tuple(int(v) for v in os.environ["OPTFRAME_PU_SIZES"].split(","))
+    for name in sets if "scaling" in parts else ():
+        if only and name not in only:
+            continue
+        for kernel in ("linear", "gaussian"):
+            for size in sizes:
+                for method in ("smo", "smo:paper", "direct:clarabel", "direct:osqp"):
+                    solver = method.partition(":")[2]
+                    if solver in DIRECT_LIMIT and size > DIRECT_LIMIT[solver]:
+                        continue
+                    params = {"part": "scaling", "dataset": name, "kernel": kernel}
+                    params |= {"lam": 1e-2, "n_unlabeled": size, "method": method}
+                    grid.append(Cell(params))
+    if not quick and "svm" in parts:
+        for name in SVM_SETS:
+            for method in ("svc", "smo"):
+                grid.append(Cell({"part": "svm", "dataset": name, "kernel": "gaussian",
+                                  "method": method}))  # fmt: skip
+    return grid
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _zscore(X: np.ndarray) -> np.ndarray:
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+
+
+def _dense(data: Any) -> np.ndarray:
+    X = data.X
+    return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+
+
+def _positive_labels(data: Any) -> np.ndarray:
+    y = np.asarray(data.y)
+    if data.meta.get("task") == "multiclass":  # 1-vs-rest: the most frequent class is positive
+        codes, counts = np.unique(y, return_counts=True)
+        return y == codes[np.argmax(counts)]
+    return y > 0
+
+
+def _kernel(name: str) -> Any:
+    from optframe.kernels import RBF
+
+    return RBF(gamma=0.5) if name == "gaussian" else "linear"
+
+
+def small_problem(name: str, seed: int = 0) -> tuple[Any, np.ndarray]:
+    """``(Dataset, truth)`` for the small protocol: truth is True for positive unlabeled rows."""
+    from optframe.data import Dataset, load_dataset
+
+    data = load_dataset(name)
+    X, positive = _zscore(_dense(data)), _positive_labels(data)
+    rng = np.random.default_rng(seed)
+    pos = np.flatnonzero(positive)
+    labeled = rng.choice(pos, size=max(1, int(0.2 * pos.size)), replace=False)
+    y = np.zeros(X.shape[0])
+    y[labeled] = 1.0
+    unlabeled = y == 0
+    return Dataset(X=X, y=y, name=name), positive[unlabeled]
+
+
+def scaling_problem(name: str, n_unlabeled: int, seed: int = 0) -> tuple[Any, np.ndarray]:
+    """100 labeled positives and ``n_unlabeled`` random other rows (z-scored on the sample)."""
+    from optframe.data import Dataset, load_dataset
+
+    data = load_dataset(name)
+    positive = _positive_labels(data)
+    rng = np.random.default_rng(seed)
+    pos = rng.choice(np.flatnonzero(positive), size=100, replace=False)
+    rest = np.setdiff1d(np.arange(positive.size), pos)
+    unl = rng.choice(rest, size=min(n_unlabeled, rest.size), replace=False)
+    rows = np.r_[pos, unl]
+    X = data.X[rows]
+    X = _zscore(np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64))
+    y = np.r_[np.ones(100), np.zeros(unl.size)]
+    return Dataset(X=X, y=y, name=name), positive[unl]
+
+
+def f_measures(predicted_positive: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    """(F1 of the positive class, F1 of the majority class of ``truth``: the paper's quirk)."""
+    from sklearn.metrics import f1_score
+
+    f1 = f1_score(truth, predicted_positive, zero_division=0.0)
+    majority = truth.sum() > truth.size - truth.sum()
+    target = truth if majority else ~truth
+    guess = predicted_positive if majority else ~predicted_positive
+    return 100.0 * f1, 100.0 * f1_score(target, guess, zero_division=0.0)
+
+
+def _vm_kb(field: str) -> int:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _warm_up() -> None:
+    """Import the solvers and load SMO's compiled code, so cells time the solve alone."""
+    import optframe as of
+    from optframe.data import Dataset
+    from optframe.drivers import SMO
+    from optframe.kernels import RBF
+    from optframe.models import PULearning
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    model = PULearning(Dataset(X=X, y=np.r_[np.ones(5), np.zeros(35)]), prior=0.3, lam=0.1)
+    for kernel in ("linear", RBF(gamma=0.5)):
+        warm = PULearning(model.data, prior=0.3, lam=0.1, kernel=kernel)
+        of.solve(warm, driver=SMO())
+        of.solve(warm, backend="clarabel")
+        of.solve(warm, backend="osqp")
+
+
+def _child_main(connection: Any, function: Any, args: tuple) -> None:
+    _warm_up()
+    base = _vm_kb("VmRSS:")
+    try:
+        record = function(*args)
+    except Exception as exc:  # reported as a failed cell
+        record = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+    record["peak_mb"] = (_vm_kb("VmHWM:") - base) / 1024.0
+    connection.send(record)
+
+
+def _in_child(function: Any, args: tuple, timeout: float) -> dict[str, Any]:
+    """Run ``function(*args)`` in a spawned child; add ``peak_mb`` (VmHWM growth in the child).
+
+    The child gets the cell's data already loaded and warms up (imports, compiled code) before
+    its baseline, so ``peak_mb`` and the seconds are the solve's own.
+    """
+    context = mp.get_context("spawn")
+    parent, child = context.Pipe(duplex=False)
+    process = context.Process(target=_child_main, args=(child, function, args))
+    process.start()
+    child.close()
+    record = parent.recv() if parent.poll(timeout) else {"status": "killed (time)"}
+    process.join(5)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    return record
+
+
+# ------------------------------------------------------------------------------------ cells
+_REFERENCE: dict[Any, float] = {}
+
+
+def _solve_pu(data: Any, kernel: str, lam: float, method: str, truth: np.ndarray) -> dict:
+    import optframe as of
+    from optframe.drivers import SMO
+    from optframe.models import PULearning
+
+    prior = float(truth.mean())
+    model = PULearning(data, prior=prior, lam=lam, kernel=_kernel(kernel))
+    start = time.perf_counter()
+    init: dict[str, Any] = {}
+    if method == "smo":
+        result = of.solve(model, driver=SMO(tol=1e-3))
+    elif method == "smo:paper":
+        sigma = model.paper_start()
+        init["init_seconds"] = time.perf_counter() - start
+        start_solution = model.solution_from_sigma(sigma)
+        guess = model.predict(start_solution, data.X[model.unlabeled]) > 0
+        init["f1_init"], init["f1_paper_init"] = f_measures(guess, truth)
+        result = of.solve(model, driver=SMO(tol=1e-3, warm_start=sigma))
+    else:
+        backend = method.partition(":")[2] or "clarabel"
+        result = of.solve(model, backend=backend, time_limit=TIME_LIMIT)
+    seconds = time.perf_counter() - start
+    record: dict[str, Any] = {
+        "status": result.status.value,
+        "objective": result.objective,
+        "seconds": seconds,
+        "n_unlabeled": int(truth.size),
+        "prior": prior,
+        "steps": result.iterations if method.startswith("smo") else None,
+        **init,
+    }
+    if result.has_solution:
+        X_unlabeled = data.X[model.unlabeled]
+        predicted = result.predict(X_unlabeled) > 0
+        record["f1"], record["f1_paper"] = f_measures(predicted, truth)
+    return record
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Run one cell (see the module docstring)."""
+    part = cell["part"]
+    if part == "small":
+        if not _REFERENCE.get("warm"):
+            _warm_up()
+            _REFERENCE["warm"] = 1.0
+        data, truth = small_problem(cell["dataset"])
+        if cell["method"] == "direct" and data.n_samples > SMALL_DIRECT_ROWS:
+            return {"status": "skipped (size)"}
+        record = _solve_pu(data, cell["kernel"], cell["lam"], cell["method"], truth)
+        key = (cell["dataset"], cell["kernel"], cell["lam"])
+        if cell["method"] == "direct":
+            _REFERENCE[key] = record["objective"]
+        reference = _REFERENCE.get(key)
+        if reference is not None and math.isfinite(record["objective"]):
+            record["rel_diff"] = abs(record["objective"] - reference) / max(1.0, abs(reference))
+        record["paper_name"] = PAPER_NAME.get(cell["dataset"], "")
+        return record
+    if part == "scaling":
+        data, truth = scaling_problem(cell["dataset"], cell["n_unlabeled"])
+        args = (data, cell["kernel"], cell["lam"], cell["method"], truth)
+        return _in_child(_solve_pu, args, TIME_LIMIT + 120)
+    return _in_child(_svm_cell, (cell["dataset"], cell["method"]), TIME_LIMIT + 120)
+
+
+def _svm_cell(name: str, method: str) -> dict[str, Any]:
+    import optframe as of
+    from optframe.data import load_dataset
+    from optframe.drivers import SMO
+    from optframe.kernels import RBF
+    from optframe.models import WeightedSVM
+
+    data = load_dataset(name)
+    C, gamma = 1.0, 1.0 / data.n_features
+    model = WeightedSVM(data, C=C, kernel=RBF(gamma=gamma))
+    start = time.perf_counter()
+    if method == "svc":
+        from sklearn.svm import SVC
+
+        svc = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=256).fit(data.X, data.y)
+        seconds = time.perf_counter() - start
+        alpha = np.zeros(data.n_samples)
+        alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
+        objective = model.dual_objective(alpha)
+        return {"status": "done", "objective": objective, "seconds": seconds, "kernel": "gaussian"}
+    result = of.solve(model, driver=SMO(tol=1e-3))
+    seconds = time.perf_counter() - start
+    return {"status": result.status.value, "objective": result.bound, "seconds": seconds,
+            "steps": result.iterations, "kernel": "gaussian"}  # fmt: skip
+
+
+def summarize(records: list[dict[str, Any]]) -> str:
+    """SMO / Direct agreement and time ratios, side by side from the same run."""
+    lines = []
+    small = [r for r in records if r.get("part") == "small" and r.get("method") == "smo"]
+    if small:
+        worst = max((r.get("rel_diff") or 0.0) for r in small)
+        lines.append(f"small sets: max |objective(SMO) - objective(Direct)| / max(1, |.|) = "
+                     f"{worst:.2e} over {len(small)} cells")  # fmt: skip
+    by_key: dict[tuple, dict[str, Any]] = {}
+    for r in records:
+        if r.get("part") == "scaling":
+            by_key.setdefault((r["dataset"], r["kernel"], r["n_unlabeled"]), {})[r["method"]] = r
+    for (name, kernel, size), methods in sorted(by_key.items()):
+        smo = methods.get("smo")
+        if not smo or "seconds" not in smo:
+            continue
+        parts = [f"{name} {kernel} n={size}: SMO {smo['seconds']:.2f} s, "
+                 f"{smo.get('peak_mb', float('nan')):.0f} MB"]  # fmt: skip
+        for method in ("direct:clarabel", "direct:osqp"):
+            other = methods.get(method)
+            if other and "seconds" in other:
+                parts.append(f"{method} {other['seconds']:.2f} s "
+                             f"({other['seconds'] / smo['seconds']:.1f}x), "
+                             f"{other.get('peak_mb', float('nan')):.0f} MB")  # fmt: skip
+        lines.append("; ".join(parts))
+    svm = {r["dataset"] + ":" + r["method"]: r for r in records if r.get("part") == "svm"}
+    for name in SVM_SETS:
+        a, b = svm.get(f"{name}:svc"), svm.get(f"{name}:smo")
+        if a and b and "seconds" in a and "seconds" in b:
+            lines.append(f"{name}: SVC {a['seconds']:.2f} s, SMO {b['seconds']:.2f} s "
+                         f"(SMO/SVC {b['seconds'] / a['seconds']:.2f}), dual objective SMO - SVC "
+                         f"= {b['objective'] - a['objective']:.3g}")  # fmt: skip
+    return "\n".join(lines)
