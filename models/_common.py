@@ -73,6 +73,16 @@ def primal_or_dual(
     )
 
 
+def row_dot(X: sp.csr_array, i: int, variable: Any) -> Any:
+    """Pyomo expression ``sum_j X[i, j] * variable[j]`` over the stored entries of CSR row ``i``."""
+    from pyomo.environ import quicksum
+
+    lo, hi = X.indptr[i], X.indptr[i + 1]
+    return quicksum(
+        float(a) * variable[int(j)] for a, j in zip(X.data[lo:hi], X.indices[lo:hi], strict=True)
+    )
+
+
 def eye(n: int) -> sp.csc_array:
     """Return the n x n identity as a CSC array."""
     return sp.csc_array(sp.identity(n, format="csc", dtype=np.float64))

@@ -21,6 +21,7 @@ from ._common import (
     eye,
     primal_or_dual,
     resolve_weights,
+    row_dot,
     scalar,
     vector,
 )
@@ -301,11 +302,7 @@ class LADRegression(Model):
                 variables["intercept"] = mdl.intercept
 
             def fit_rule(mdl: Any, i: int) -> Any:
-                lo, hi = X.indptr[i], X.indptr[i + 1]
-                expr = pyo.quicksum(
-                    float(a) * mdl.beta[int(j)]
-                    for a, j in zip(X.data[lo:hi], X.indices[lo:hi], strict=True)
-                )
+                expr = row_dot(X, i, mdl.beta)
                 if self.fit_intercept:
                     expr = expr + mdl.intercept[0]
                 return expr + mdl.u[i] - mdl.v[i] == float(y[i])

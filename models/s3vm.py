@@ -15,7 +15,16 @@ from optframe.errors import DataError, ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._common import check_dataset, check_features, column, eye, resolve_weights, scalar, vector
+from ._common import (
+    check_dataset,
+    check_features,
+    column,
+    eye,
+    resolve_weights,
+    row_dot,
+    scalar,
+    vector,
+)
 
 BALANCES = ("none", "constraint", "cost")
 
@@ -267,7 +276,7 @@ class SemiSupervisedSVM(Model):
     def _build_pyomo(self, form: str) -> Formulation:
         import pyomo.environ as pyo
 
-        X = self.data.X.toarray() if sp.issparse(self.data.X) else np.asarray(self.data.X)
+        X = sp.csr_array(self.data.X, dtype=np.float64)
         y, M = self._y, self.safe_big_m
         lab, unl = list(self.labeled), list(self.unlabeled)
         m = X.shape[1]
@@ -281,7 +290,7 @@ class SemiSupervisedSVM(Model):
         mdl.z = pyo.Var(unl, domain=pyo.Binary)
 
         def f(i: int) -> Any:
-            return sum(X[i, j] * mdl.w[j] for j in range(m) if X[i, j] != 0) + mdl.intercept
+            return row_dot(X, i, mdl.w) + mdl.intercept
 
         mdl.margin = pyo.Constraint(lab, rule=lambda mdl, i: y[i] * f(i) + mdl.xi[i] >= 1)
         mdl.plus = pyo.Constraint(

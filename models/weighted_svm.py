@@ -25,6 +25,7 @@ from ._common import (
     kernel_product,
     primal_or_dual,
     resolve_weights,
+    row_dot,
     scalar,
     scale_rows,
     vector,
@@ -466,11 +467,7 @@ class WeightedSVM(Model):
                 variables["intercept"] = mdl.intercept
 
             def margin_rule(mdl: Any, i: int) -> Any:
-                lo, hi = Z.indptr[i], Z.indptr[i + 1]
-                expr = pyo.quicksum(
-                    float(a) * mdl.w[int(j)]
-                    for a, j in zip(Z.data[lo:hi], Z.indices[lo:hi], strict=True)
-                )
+                expr = row_dot(Z, i, mdl.w)
                 if self.fit_intercept:
                     expr = expr + float(y[i]) * mdl.intercept[0]
                 return expr + mdl.xi[i] >= 1.0
