@@ -125,7 +125,9 @@ class AggregateDisaggregate(Driver):
 
         labels, pilot = self._initial_labels(aid, inner_context, rng)
         if labels is None:
-            return self._result(aid, pilot.status, None, None, [], (start, start), pilot.backend)
+            return self._result(
+                aid, pilot.status, None, None, [], (start, start), pilot.backend, {}
+            )
         clustered = time.perf_counter()
         labels, k = cl.compact(labels)
         weights, n = aid.weights, aid.data.n_samples
@@ -182,12 +184,9 @@ class AggregateDisaggregate(Driver):
                 break
             labels, k = new_labels, new_k
         final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
-        result = self._result(
-            aid, status, best, final_bound, history, (start, clustered), inner_backend
-        )
-        return replace(
-            result, stats={"clusters": k, "rate": k / n, "inner_driver": self.inner.name}
-        )
+        stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name}
+        clock = (start, clustered)
+        return self._result(aid, status, best, final_bound, history, clock, inner_backend, stats)
 
     def _lift(self, model: Any, aggregated: dict, labels: np.ndarray, k: int) -> dict:
         solution = model.complete_solution(aggregated)
@@ -196,7 +195,7 @@ class AggregateDisaggregate(Driver):
                 solution[name] = cl.lift(aggregated[name], model.weights, labels, k)
         return solution
 
-    def _result(self, model, status, solution, bound, history, clock, backend) -> Result:
+    def _result(self, model, status, solution, bound, history, clock, backend, stats) -> Result:
         start, clustered = clock
         end = time.perf_counter()
         return Result(
@@ -207,6 +206,7 @@ class AggregateDisaggregate(Driver):
             iterations=len(history),
             history=tuple(history),
             timings=Timings(build=clustered - start, solve=end - clustered, total=end - start),
+            stats=stats,
             model=model.name,
             driver=self.name,
             backend=backend,
