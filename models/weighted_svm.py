@@ -11,8 +11,9 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
+from optframe.data.aggregate import aggregate_samples
 from optframe.errors import DataError, ModelError
-from optframe.kernels import Kernel, Linear, as_kernel
+from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
@@ -254,15 +255,28 @@ class WeightedSVM(Model):
         return super().build(layer, form)
 
     # ------------------------------------------------------ piecewise-linear sample structure
-    def lacks(self, capability: str) -> str | None:
-        """Aggregating samples into input-space centroids is exact only for the linear kernel."""
-        if capability == "with_data" and not self.is_linear:
-            return "a kernel SVM's centroids live in feature space, not input space"
-        return None
-
     def with_data(self, data: Dataset) -> WeightedSVM:
         """The same SVM (C, kernel, intercept) on other samples, weighted by ``data``."""
         return WeightedSVM(data, C=self.C, kernel=self.kernel, fit_intercept=self.fit_intercept)
+
+    def aggregate(self, labels: NDArray[np.int64], k: int) -> WeightedSVM:
+        r"""The same SVM on the weighted means of the clusters ``labels`` (ids ``0..k-1``).
+
+        Linear kernel: the input-space centroids. Other kernels: the means live in feature space
+        (Appendix B of Park and Klabjan), so the aggregated SVM's points are the cluster ids and
+        its kernel is :class:`~optframe.kernels.ClusterMeanKernel`, :math:`\bar K = A K A^\top`.
+        """
+        centroids = aggregate_samples(self.data, self._s, labels, k)
+        if self.is_linear:
+            return self.with_data(centroids)
+        ids = Dataset(
+            X=np.arange(k, dtype=np.float64).reshape(-1, 1),
+            y=centroids.y,
+            sample_weight=centroids.sample_weight,
+            name=centroids.name,
+        )
+        kernel = ClusterMeanKernel(self.kernel, self.data.X, self._s, labels, k)
+        return WeightedSVM(ids, C=self.C, kernel=kernel, fit_intercept=self.fit_intercept)
 
     def sample_groups(self) -> NDArray[np.int64]:
         """The class of each sample: centroids never mix labels."""
@@ -284,10 +298,17 @@ class WeightedSVM(Model):
         return ((g + scalar(solution, "intercept")) / norm).reshape(-1, 1)
 
     def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
-        """The solution on this model's samples from ``w`` and ``intercept`` (linear kernel)."""
-        w = vector(solution, "w", self.name)
-        g = np.asarray(self.data.X @ w, dtype=np.float64)
-        return self._complete(g, scalar(solution, "intercept"), {"w": w})
+        """The solution on this model's samples, and the intercept.
+
+        From ``w`` with the linear kernel, from one ``alpha`` per sample with any other kernel.
+        """
+        b = scalar(solution, "intercept")
+        if self.is_linear:
+            w = vector(solution, "w", self.name)
+            return self._complete(np.asarray(self.data.X @ w, dtype=np.float64), b, {"w": w})
+        alpha = vector(solution, "alpha", self.name)
+        g, _ = self._margins({"alpha": alpha})
+        return self._complete(g, b, {"alpha": alpha})
 
     def _check_gram(self) -> None:
         n = self.data.n_samples
@@ -320,7 +341,8 @@ class WeightedSVM(Model):
         if self.is_linear:
             w = np.asarray(self.data.X.T @ v)
             return np.asarray(self.data.X @ w), 0.5 * float(w @ w)
-        g = kernel_product(self.kernel, self.data.X, self.data.X, v)
+        support = np.flatnonzero(v)
+        g = kernel_product(self.kernel, self.data.X, self.data.X[support], v[support])
         return g, 0.5 * float(v @ g)
 
     def _complete(

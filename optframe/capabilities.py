@@ -29,6 +29,11 @@ class PiecewiseLinearSampleLoss(Protocol):
     :math:`\ell_i` is convex, that aggregated model's optimum is a lower bound on the original one
     (Jensen's inequality), with equality when every group sits on one linear piece.
 
+    A model may also offer ``aggregate(labels, k)``, the same model on the weighted means of the
+    clusters ``labels``; without it, drivers aggregate with ``with_data`` on the input-space
+    centroids. A kernel model needs it: its means live in feature space
+    (:class:`~optframe.kernels.ClusterMeanKernel`).
+
     Attributes
     ----------
     weights : ndarray of shape (n,)
@@ -62,4 +67,17 @@ class PiecewiseLinearSampleLoss(Protocol):
 
     def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
         """Return a cheap low-dimensional description of each sample, shape (n, k)."""
+        ...
+
+    @property
+    def sample_duals(self) -> tuple[str, ...]:
+        """Names of the solution's per-sample dual variables (lifted by weight share)."""
+        ...
+
+    def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        """Return the full solution on this model's samples from a solution's parameters.
+
+        ``solution`` holds the parameters found on other samples (centroids, a subset) and this
+        model's per-sample duals, already lifted to its samples.
+        """
         ...

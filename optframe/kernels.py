@@ -127,3 +127,74 @@ def as_kernel(kernel: Kernel | str) -> Kernel:
             f"unknown kernel {kernel!r}; use one of {sorted(named)} or a Kernel object"
         )
     return named[kernel]()
+
+
+_BLOCK_ENTRIES = 1 << 22
+
+
+class ClusterMeanKernel(Kernel):
+    r"""The kernel between weighted cluster means in the feature space of ``base``.
+
+    For clusters :math:`C_p` of the rows of ``X`` with sample weights :math:`s_i` and totals
+    :math:`S_p`, the mean :math:`\bar\phi_p = \sum_{i \in C_p} s_i \phi(x_i) / S_p` is never formed;
+    its kernel is
+
+    .. math::
+
+        \bar k(p, q) = \frac{1}{S_p S_q} \sum_{i \in C_p} \sum_{j \in C_q} s_i s_j\, k(x_i, x_j),
+        \qquad \bar K = A K A^\top,\quad A_{pi} = s_i / S_p \ (i \in C_p).
+
+    The points this kernel takes are cluster ids, as a column (shape ``(k, 1)``). :math:`\bar K`
+    (k x k) is computed once, a block of rows of :math:`K` at a time: it costs all :math:`n^2`
+    kernel values (Park and Klabjan, Appendix B; notes/aid.md section 3.8) but never holds an
+    n x n matrix.
+
+    Parameters
+    ----------
+    base : Kernel
+        The kernel of the original rows.
+    X : array (n, d) or sparse
+        The original rows.
+    weights : array (n,)
+        Sample weights :math:`s_i` (rows with weight 0 or label -1 belong to no cluster).
+    labels : array (n,) of int
+        Cluster id of each row in ``0..k-1``, or -1.
+    k : int
+        Number of clusters.
+    """
+
+    def __init__(self, base: Kernel, X: ArrayLike, weights: ArrayLike, labels: ArrayLike, k: int):
+        self.base = base
+        X = _rows(X)
+        labels = np.asarray(labels, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        kept = np.flatnonzero((labels >= 0) & (weights > 0))
+        totals = np.bincount(labels[kept], weights=weights[kept], minlength=k)
+        share = weights[kept] / totals[labels[kept]]
+        columns = np.arange(kept.size)
+        averaging = sp.csr_array((share, (labels[kept], columns)), shape=(k, kept.size))
+        members = X[kept]
+        gram = np.zeros((k, k))
+        step = max(1, _BLOCK_ENTRIES // max(1, kept.size))
+        for start in range(0, kept.size, step):
+            block = base(members[start : start + step], members)  # (b, n_kept)
+            gram += averaging[:, start : start + step] @ np.asarray(averaging @ block.T).T
+        self.gram = 0.5 * (gram + gram.T)
+        self.k = int(k)
+
+    def __repr__(self) -> str:
+        return f"ClusterMeanKernel({self.base!r}, k={self.k})"
+
+    def _ids(self, X: ArrayLike) -> NDArray[np.int64]:
+        ids = np.asarray(X).reshape(-1).astype(np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.k):
+            raise ModelError(f"cluster ids must lie in 0..{self.k - 1}")
+        return ids
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        r"""Return :math:`\bar k` between the clusters listed in ``X`` and in ``Y``."""
+        return self.gram[np.ix_(self._ids(X), self._ids(Y))]
+
+    def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
+        r"""Return :math:`\bar k(p, p)` for every cluster id in ``X``."""
+        return np.diag(self.gram)[self._ids(X)].copy()

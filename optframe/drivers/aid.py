@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from optframe.data.aggregate import aggregate_samples
 from optframe.drivers import clusters as cl
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
@@ -109,7 +110,12 @@ class AggregateDisaggregate(Driver):
         pilot_result = self.inner.run(pilot, context)
         if not pilot_result.has_solution:
             return None, pilot_result
-        embedding = model.sample_embedding(model.complete_solution(pilot_result.solution))
+        solution = dict(pilot_result.solution)
+        for name in model.sample_duals:
+            if name in solution:  # the pilot's per-sample duals, at their rows in the full data
+                solution[name] = np.zeros(n)
+                solution[name][sample] = pilot_result.solution[name]
+        embedding = model.sample_embedding(model.complete_solution(solution))
         return cl.initial_clusters(embedding, groups, weights, counts, rng), pilot_result
 
     # ------------------------------------------------------------------------------- loop
@@ -130,7 +136,7 @@ class AggregateDisaggregate(Driver):
             )
         clustered = time.perf_counter()
         labels, k = cl.compact(labels)
-        weights, n = aid.weights, aid.data.n_samples
+        n = aid.data.n_samples
 
         history: list[IterationRecord] = []
         inner_backend = pilot.backend if pilot is not None else context.backend
@@ -144,7 +150,7 @@ class AggregateDisaggregate(Driver):
             step_context = RunContext(
                 context.backend, replace(inner_context.options, time_limit=remaining)
             )
-            aggregated = aid.with_data(cl.aggregate(aid.data, weights, labels, k))
+            aggregated = _aggregate(aid, labels, k)
             inner = self.inner.run(aggregated, step_context)
             inner_backend = inner.backend
             if not inner.status.is_success:
@@ -189,10 +195,13 @@ class AggregateDisaggregate(Driver):
         return self._result(aid, status, best, final_bound, history, clock, inner_backend, stats)
 
     def _lift(self, model: Any, aggregated: dict, labels: np.ndarray, k: int) -> dict:
-        solution = model.complete_solution(aggregated)
-        for name in model.sample_duals:
-            if name in aggregated:
-                solution[name] = cl.lift(aggregated[name], model.weights, labels, k)
+        lifted = {
+            name: cl.lift(aggregated[name], model.weights, labels, k)
+            for name in model.sample_duals
+            if name in aggregated
+        }
+        solution = model.complete_solution({**aggregated, **lifted})
+        solution.update(lifted)
         return solution
 
     def _result(self, model, status, solution, bound, history, clock, backend, stats) -> Result:
@@ -212,6 +221,17 @@ class AggregateDisaggregate(Driver):
             backend=backend,
             source=model,
         )
+
+
+def _aggregate(model: Any, labels: np.ndarray, k: int) -> Model:
+    """The model on the clusters' weighted means.
+
+    The model's own ``aggregate`` if it has one (a kernel model's means live in feature space),
+    else ``with_data`` on the input-space centroids.
+    """
+    if hasattr(model, "aggregate"):
+        return model.aggregate(labels, k)
+    return model.with_data(aggregate_samples(model.data, model.weights, labels, k))
 
 
 def _gap(value: float, bound: float) -> float:

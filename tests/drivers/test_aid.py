@@ -9,9 +9,10 @@ import scipy.sparse as sp
 
 import optframe as of
 from optframe.data import Dataset, make_classification_svm, make_lad_set_a
+from optframe.data.aggregate import aggregate_samples
 from optframe.drivers import AggregateDisaggregate, Direct
 from optframe.drivers import clusters as cl
-from optframe.models import LADRegression, WeightedSVM
+from optframe.models import KnowledgeBasedSVM, LADRegression, WeightedSVM
 
 
 def lad_model(n=3000, m=8, seed=0, **kwargs):
@@ -150,7 +151,7 @@ def test_aggregate_and_lift_round_trip():
     weights = rng.uniform(0.5, 2.0, 50)
     labels = rng.integers(0, 6, 50)
     labels, k = cl.compact(labels)
-    agg = cl.aggregate(data, weights, labels, k)
+    agg = aggregate_samples(data, weights, labels, k)
     np.testing.assert_allclose(agg.sample_weight.sum(), weights.sum())
     values = rng.normal(size=k)
     lifted = cl.lift(values, weights, labels, k)
@@ -183,8 +184,64 @@ def test_bad_input():
         AggregateDisaggregate(r0=0.0)
     with pytest.raises(of.ModelError, match="r0"):
         AggregateDisaggregate(r0=1.5)
-    rbf = WeightedSVM(
-        make_classification_svm(100, 3, separation=1.0, random_state=0), kernel=of.RBF(0.5)
+    # The elastic-net SVM has no piecewise-linear sample structure to aggregate on.
+    elastic_net = KnowledgeBasedSVM(make_classification_svm(40, 3, random_state=0), lam1=0.1)
+    with pytest.raises(of.IncompatibleDriver, match="sample_groups"):
+        of.solve(elastic_net, driver=AggregateDisaggregate())
+
+
+# ------------------------------------------------------------------ kernel AID (Appendix B)
+def _kernel_svm(kernel, n=240, C=1.0):
+    data = make_classification_svm(n, 4, separation=1.0, random_state=3)
+    return WeightedSVM(data, C=C, kernel=kernel)
+
+
+def test_cluster_mean_kernel_is_a_k_a_transpose():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    weights = rng.uniform(0.5, 2.0, size=30)
+    labels = rng.integers(0, 6, size=30)
+    labels[4] = -1  # a row outside every cluster
+    A = np.zeros((6, 30))
+    for p in range(6):
+        members = labels == p
+        A[p, members] = weights[members] / weights[members].sum()
+    for base in (of.Linear(), of.RBF(0.7), of.Polynomial(2, 0.5, 1.0)):
+        expected = A @ base.matrix(X) @ A.T
+        kernel = of.kernels.ClusterMeanKernel(base, X, weights, labels, 6)
+        ids = np.arange(6.0).reshape(-1, 1)
+        np.testing.assert_allclose(kernel.matrix(ids), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(kernel.diagonal(ids), np.diag(expected), rtol=1e-12)
+    # With the linear kernel, the mean's kernel is the inner product of the centroids.
+    centroids = A @ X
+    kernel = of.kernels.ClusterMeanKernel(of.Linear(), X, weights, labels, 6)
+    np.testing.assert_allclose(kernel.gram, centroids @ centroids.T, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", [of.RBF(0.5), of.Polynomial(2, 0.5, 1.0)])
+def test_kernel_aid_matches_direct(kernel):
+    model = _kernel_svm(kernel)
+    reference = of.solve(model, backend="clarabel", tol=1e-9)
+    result = of.solve(model, driver=AggregateDisaggregate(r0=0.05), backend="clarabel")
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective == pytest.approx(reference.objective, rel=1e-5)
+    assert result.bound <= reference.objective * (1 + 1e-7)
+    # The lifted duals are feasible for the original dual.
+    assert model.violation({"alpha": result.solution["alpha"]}) < 1e-7
+    aggregated = [r.extras["aggregated_objective"] for r in result.history]
+    assert all(f <= reference.objective * (1 + 1e-6) for f in aggregated)
+
+
+def test_kernel_aid_with_a_linear_kernel_equals_primal_aid():
+    # notes/aid.md invariant 18: x'z written as a polynomial kernel takes the feature-space path.
+    linear = _kernel_svm(of.Linear(), C=0.5)
+    as_kernel = _kernel_svm(of.Polynomial(1, 1.0, 0.0), C=0.5)
+    driver = AggregateDisaggregate(r0=0.05, max_iter=1)
+    primal = of.solve(linear, driver=driver, backend="clarabel", tol=0.0)
+    dual = of.solve(as_kernel, driver=driver, backend="clarabel", tol=0.0)
+    f_primal = linear.decision_function(primal.solution, linear.data.X)
+    f_dual = as_kernel.decision_function(dual.solution, as_kernel.data.X)
+    np.testing.assert_allclose(f_dual, f_primal, rtol=1e-4, atol=1e-4)
+    assert dual.history[0].extras["aggregated_objective"] == pytest.approx(
+        primal.history[0].extras["aggregated_objective"], rel=1e-6
     )
-    with pytest.raises(of.IncompatibleDriver, match="feature space"):
-        of.solve(rbf, driver=AggregateDisaggregate())
