@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from optframe.basis import Basis
 from optframe.errors import SolverUnavailable
 from optframe.model import Formulation, ProblemClass, RawSolution
 from optframe.result import Status
@@ -39,6 +40,9 @@ class SolveOptions:
         Show the solver's log.
     solver_options : Mapping
         Passed to the solver as they are (never mutated), after the common options, so they win.
+    start : Basis, optional
+        A basis to start from, for the back-ends and problem classes in ``Backend.warm_starts``
+        (a hint: a basis that does not fit the problem is dropped and the solve starts cold).
     """
 
     tol: float | None = None
@@ -47,6 +51,7 @@ class SolveOptions:
     max_iter: int | None = None
     verbose: bool = False
     solver_options: Mapping[str, Any] = field(default_factory=dict)
+    start: Basis | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +60,7 @@ class BackendResult:
 
     ``objective`` and ``bound`` are on the solver's scale (the formulation maps them to the
     model's); ``bound`` is the solver's own proven bound (dual objective, MIP dual bound) or
-    ``None``.
+    ``None``. ``basis`` is the final basis, from back-ends that can start from one.
     """
 
     status: Status
@@ -65,6 +70,7 @@ class BackendResult:
     iterations: int = 0
     seconds: float = 0.0
     message: str = ""
+    basis: Basis | None = None
 
 
 class Backend(abc.ABC):
@@ -73,7 +79,8 @@ class Backend(abc.ABC):
     Subclasses set ``solver`` (lower-case solver name), ``layer``, ``supports`` (problem
     classes), ``duals`` (the classes for which every named constraint gets a dual; for the others
     ``RawSolution.dual`` is empty) and ``requires`` (import names checked by :meth:`available`),
-    and implement :meth:`solve`.
+    ``warm_starts`` (the classes for which it returns ``BackendResult.basis`` and honours
+    ``SolveOptions.start``), and implement :meth:`solve`.
     """
 
     solver: ClassVar[str]
@@ -81,6 +88,7 @@ class Backend(abc.ABC):
     supports: ClassVar[frozenset[ProblemClass]]
     duals: ClassVar[frozenset[ProblemClass]] = frozenset()
     requires: ClassVar[tuple[str, ...]] = ()
+    warm_starts: ClassVar[frozenset[ProblemClass]] = frozenset()
 
     @classmethod
     def full_name(cls) -> str:

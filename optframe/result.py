@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
+    from optframe.basis import Basis
     from optframe.model import Model
 
 
@@ -108,6 +109,9 @@ class Result:
         Driver- and solver-specific figures (solver status text, reported objective, ...).
     model, driver, backend : str
         Names of what produced the result.
+    basis : Basis or None
+        The final simplex basis, when the back-end reports one (LPs on ``matrix:highs``); a
+        related solve can start from it (``SolveOptions.start``).
     """
 
     status: Status
@@ -122,6 +126,7 @@ class Result:
     driver: str = ""
     backend: str = ""
     source: Model | None = field(default=None, repr=False)
+    basis: Basis | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:

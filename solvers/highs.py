@@ -52,11 +52,14 @@ every layer; an infeasible iterate (an LP stopped by its iteration limit) is not
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.basis import Basis
 from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import register_backend
 from optframe.result import Status
@@ -155,6 +158,44 @@ def _model_status(highs: Any) -> tuple[Status, str]:
     )
 
 
+def _blocks(handles: dict[str, Any], size: int, statuses: Any) -> NDArray[np.int8] | None:
+    """The status array assembled from named blocks, or None unless they cover every entry."""
+    out = np.full(size, -1, dtype=np.int8)
+    for name, index in handles.items():
+        block = statuses.get(name)
+        if block is None or np.asarray(out[index]).size != np.asarray(block).size:
+            return None
+        out[index] = block
+    return None if np.any(out < 0) else out
+
+
+def _set_basis(highs: Any, highspy: Any, formulation: Formulation, start: Basis) -> bool:
+    """Give HiGHS the starting basis ``start``; False (cold start) if it does not fit."""
+    problem = formulation.problem
+    columns = _blocks(formulation.variables, problem.n_variables, start.variables)
+    rows = _blocks(formulation.constraints, problem.n_rows, start.constraints)
+    if columns is None or rows is None:
+        return False
+    basis = highspy.HighsBasis()
+    status = highspy.HighsBasisStatus
+    basis.col_status = [status(int(v)) for v in columns]
+    basis.row_status = [status(int(v)) for v in rows]
+    basis.valid = True
+    return highs.setBasis(basis) != highspy.HighsStatus.kError
+
+
+def _get_basis(highs: Any, formulation: Formulation) -> Basis | None:
+    basis = highs.getBasis()
+    if not basis.valid:
+        return None
+    columns = np.fromiter((int(v) for v in basis.col_status), dtype=np.int8)
+    rows = np.fromiter((int(v) for v in basis.row_status), dtype=np.int8)
+    return Basis(
+        {name: columns[index] for name, index in formulation.variables.items()},
+        {name: rows[index] for name, index in formulation.constraints.items()},
+    )
+
+
 @register_backend
 class HighsMatrixBackend(Backend):
     """HiGHS through highspy's native model API, on a :class:`~optframe.model.MatrixProblem`."""
@@ -166,9 +207,14 @@ class HighsMatrixBackend(Backend):
     )
     duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
     requires: ClassVar[tuple[str, ...]] = ("highspy",)
+    warm_starts: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
-        """Build the HiGHS model from the CSC arrays, run it and read the solution."""
+        """Build the HiGHS model from the CSC arrays, run it and read the solution.
+
+        For an LP, ``options.start`` (if it names every column and row) becomes HiGHS's starting
+        basis, and the result carries the final basis.
+        """
         self.check_available()
         import highspy
 
@@ -189,6 +235,9 @@ class HighsMatrixBackend(Backend):
             hessian = self._hessian(highspy, problem)
             if hessian is not None and highs.passHessian(hessian) == highspy.HighsStatus.kError:
                 return error_result("passHessian rejected P", clock(), "HiGHS")
+            lp = formulation.problem_class is ProblemClass.LP and not integer and hessian is None
+            if lp and options.start is not None:
+                _set_basis(highs, highspy, formulation, options.start)
             _reset_threads(options, highspy)
             highs.run()
             status, text = _model_status(highs)
@@ -196,7 +245,10 @@ class HighsMatrixBackend(Backend):
                 highs.setOptionValue("presolve", "off")
                 highs.run()
                 status, text = _model_status(highs)
-            return self._result(highs, formulation, problem, integer, status, text, clock)
+            result = self._result(highs, formulation, problem, integer, status, text, clock)
+            if lp and status is Status.OPTIMAL:
+                result = replace(result, basis=_get_basis(highs, formulation))
+            return result
         except Exception as exc:  # solver failures are statuses
             return error_result(exc, clock(), "HiGHS")
 

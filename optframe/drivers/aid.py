@@ -55,6 +55,10 @@ class AggregateDisaggregate(Driver):
         ``max(1000, 20 (m + 1))``).
     random_state : int
         Seed of the sampling and of the k-means seeds.
+    warm_start : bool
+        Start each aggregated solve from the previous one's basis, carried to the split clusters
+        (:meth:`~optframe.basis.Basis.refine`), on back-ends that take one (LPs on
+        ``matrix:highs``); others start cold.
 
     References
     ----------
@@ -81,6 +85,7 @@ class AggregateDisaggregate(Driver):
     max_iter: int = 100
     sample_size: int | None = None
     random_state: int = 0
+    warm_start: bool = True
 
     def __post_init__(self) -> None:
         if self.r0 is not None and not 0 < self.r0 <= 1:
@@ -142,13 +147,15 @@ class AggregateDisaggregate(Driver):
         inner_backend = pilot.backend if pilot is not None else context.backend
         best, best_value, bound = None, math.inf, -math.inf
         status = Status.ITERATION_LIMIT
+        start_basis = None
         for iteration in range(max_iter):
             remaining = _remaining(options.time_limit, start)
             if remaining is not None and remaining <= 0:
                 status = Status.TIME_LIMIT
                 break
             step_context = RunContext(
-                context.backend, replace(inner_context.options, time_limit=remaining)
+                context.backend,
+                replace(inner_context.options, time_limit=remaining, start=start_basis),
             )
             aggregated = _aggregate(aid, labels, k)
             inner = self.inner.run(aggregated, step_context)
@@ -176,6 +183,9 @@ class AggregateDisaggregate(Driver):
                     "objective_t": value,
                     "gap": gap,
                     "split": new_k - k,
+                    "inner_seconds": inner.timings.solve,
+                    "inner_iterations": inner.iterations,
+                    "warm": start_basis is not None,
                 },
             )
             history.append(record)
@@ -188,6 +198,8 @@ class AggregateDisaggregate(Driver):
             if gap <= tol:
                 status = Status.OPTIMAL
                 break
+            if self.warm_start and inner.basis is not None:
+                start_basis = inner.basis.refine(cl.parents(labels, new_labels, new_k), k)
             labels, k = new_labels, new_k
         final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
         stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name}

@@ -100,6 +100,14 @@ def initial_clusters(
     return compact(labels)[0]
 
 
+def parents(old: NDArray[np.int64], new: NDArray[np.int64], k_new: int) -> NDArray[np.int64]:
+    """The old cluster of each new cluster, for a partition ``new`` that refines ``old``."""
+    kept = new >= 0
+    parent = np.zeros(k_new, dtype=np.int64)
+    parent[new[kept]] = old[kept]
+    return parent
+
+
 def lift(values: NDArray, weights: NDArray, labels: NDArray, k: int) -> NDArray[np.float64]:
     """Share each cluster's value among its members in proportion to their weights.
 

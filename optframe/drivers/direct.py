@@ -78,4 +78,5 @@ class Direct(Driver):
             driver=self.name,
             backend=backend.full_name(),
             source=model,
+            basis=raw.basis,
         )

@@ -245,3 +245,45 @@ def test_kernel_aid_with_a_linear_kernel_equals_primal_aid():
     assert dual.history[0].extras["aggregated_objective"] == pytest.approx(
         primal.history[0].extras["aggregated_objective"], rel=1e-6
     )
+
+
+# ---------------------------------------------------------------- warm starts between iterations
+def test_basis_refine_keeps_one_basic_child_per_basic_parent():
+    from optframe.basis import Basis, BasisStatus
+
+    old = Basis(
+        {"theta": np.array([0, 1, 2, 1], dtype=np.int8), "beta": np.array([1, 1], dtype=np.int8)},
+        {"rows": np.array([1, 0], dtype=np.int8)},
+    )
+    parent = np.array([0, 1, 1, 2, 3, 3, 3])
+    new = old.refine(parent, 4)
+    np.testing.assert_array_equal(new.variables["theta"], [0, 1, 0, 2, 1, 0, 0])
+    np.testing.assert_array_equal(new.variables["beta"], [1, 1])
+    np.testing.assert_array_equal(new.constraints["rows"], [1, 0])
+    basic = sum(int(np.sum(b == BasisStatus.BASIC)) for b in new.variables.values())
+    assert basic == 4  # as many basic entries as before
+
+
+def test_parents_of_a_refined_partition():
+    old = np.array([0, 0, 1, 1, -1, 2])
+    new = np.array([0, 3, 1, 1, -1, 2])
+    np.testing.assert_array_equal(cl.parents(old, new, 4), [0, 1, 2, 0])
+
+
+def test_warm_started_aid_equals_cold_and_needs_fewer_simplex_iterations():
+    model = LADRegression(make_lad_set_a(5000, 10, random_state=4))
+    reference = of.solve(model)
+    runs = {}
+    for warm in (True, False):
+        driver = AggregateDisaggregate(inner=Direct(form="dual"), warm_start=warm)
+        runs[warm] = of.solve(model, driver=driver, backend="highs", threads=1)
+        assert runs[warm].status is of.Status.OPTIMAL
+        assert runs[warm].objective == pytest.approx(reference.objective, rel=1e-6)
+    warm_flags = [r.extras["warm"] for r in runs[True].history]
+    assert warm_flags[0] is False and all(warm_flags[1:])
+    assert not any(r.extras["warm"] for r in runs[False].history)
+
+    def simplex_iterations(result):
+        return sum(r.extras["inner_iterations"] for r in result.history[1:])
+
+    assert simplex_iterations(runs[True]) < simplex_iterations(runs[False])
