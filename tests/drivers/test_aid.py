@@ -280,7 +280,8 @@ def test_warm_started_aid_equals_cold_and_needs_fewer_simplex_iterations():
         assert runs[warm].status is of.Status.OPTIMAL
         assert runs[warm].objective == pytest.approx(reference.objective, rel=1e-6)
     warm_flags = [r.extras["warm"] for r in runs[True].history]
-    assert warm_flags[0] is False and all(warm_flags[1:])
+    assert warm_flags[0] is False
+    assert all(warm_flags[1:])
     assert not any(r.extras["warm"] for r in runs[False].history)
 
     def simplex_iterations(result):

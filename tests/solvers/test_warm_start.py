@@ -18,7 +18,8 @@ def test_highs_returns_a_basis_that_restarts_without_iterations():
     for form in ("dual", "primal"):
         formulation, backend = _lad(form)
         cold = backend.solve(formulation, SolveOptions(threads=1))
-        assert cold.status is of.Status.OPTIMAL and cold.iterations > 0
+        assert cold.status is of.Status.OPTIMAL
+        assert cold.iterations > 0
         assert set(cold.basis.variables) == set(formulation.variables)
         warm = backend.solve(formulation, SolveOptions(threads=1, start=cold.basis))
         assert warm.status is of.Status.OPTIMAL
