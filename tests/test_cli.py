@@ -69,6 +69,20 @@ def test_bench_list_and_quick_direct(tmp_path, capsys):
     assert "failed" not in text
 
 
+def test_bench_filter_jsonl_and_records(tmp_path):
+    records = tmp_path / "cells.jsonl"
+    argv = ["bench", "direct", "--quick", "--filter", "form=dual", "--filter", "path=matrix:highs"]
+    assert main([*argv, "--jsonl", str(records)]) == 0
+    lines = records.read_text().splitlines()
+    assert len(lines) == 1
+    assert '"path": "matrix:highs"' in lines[0]
+    report = tmp_path / "report.md"
+    assert main(["bench", "direct", "--records", str(records), "--report", str(report)]) == 0
+    table = [line for line in report.read_text().splitlines() if line.startswith("| 2000")]
+    assert len(table) == 1
+    assert "matrix:highs" in table[0]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -79,8 +93,9 @@ def test_bench_list_and_quick_direct(tmp_path, capsys):
         (["solve", "LADRegression", "--data", "cpusmall", "--backend", "gurobi"], "UnknownBackend"),
         (["solve", "LADRegression", "--data", "cpusmall", "--backend", "osqp:highs"], "no 'osqp'"),
         (["bench", "nosuchsuite"], "no benchmark suite"),
+        (["bench", "direct", "--filter", "form"], "KEY=VALUE"),
     ],
-    ids=["model", "data", "param-value", "param-form", "backend", "layer", "suite"],
+    ids=["model", "data", "param-value", "param-form", "backend", "layer", "suite", "filter"],
 )
 def test_bad_input_exits_with_code_2_and_a_message(capsys, argv, message):
     assert main(argv) == 2

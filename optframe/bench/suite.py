@@ -63,10 +63,12 @@ def run_suite(
     quick: bool = False,
     select: Callable[[Cell], bool] | None = None,
     progress: Callable[[int, int, Cell], None] | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every cell of ``suite`` serially and return one record per cell.
 
     A cell that raises is recorded with ``status="failed"`` and the error text; the run goes on.
+    ``on_record`` receives each record as soon as its cell is done.
     """
     cells: Iterable[Cell] = suite.cells(quick)
     chosen = [cell for cell in cells if select is None or select(cell)]
@@ -84,6 +86,32 @@ def run_suite(
             }
         record.setdefault("cell_seconds", time.perf_counter() - start)
         records.append(record)
+        if on_record is not None:
+            on_record(record)
+    return records
+
+
+def parse_filters(filters: Iterable[str]) -> Callable[[Cell], bool]:
+    """``["method=aid,direct", "n=100000"]`` -> a cell predicate (values compared as text)."""
+    wanted: dict[str, set[str]] = {}
+    for text in filters:
+        key, sep, values = text.partition("=")
+        if not sep or not key:
+            raise OptframeError(f"a filter is KEY=VALUE[,VALUE...]; got {text!r}")
+        wanted.setdefault(key, set()).update(values.split(","))
+
+    def select(cell: Cell) -> bool:
+        return all(str(cell.params.get(key)) in values for key, values in wanted.items())
+
+    return select
+
+
+def read_records(paths: Iterable[str]) -> list[dict[str, Any]]:
+    """The records of JSON-lines files written by ``optframe bench --jsonl``."""
+    records = []
+    for path in paths:
+        with open(path) as handle:
+            records += [json.loads(line) for line in handle if line.strip()]
     return records
 
 

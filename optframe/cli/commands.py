@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from typing import Any
@@ -171,7 +172,14 @@ def demo(args: argparse.Namespace) -> int:
 
 def bench(args: argparse.Namespace) -> int:
     """``optframe bench SUITE``: run a suite serially and print its table."""
-    from optframe.bench.suite import load_suite, markdown_table, run_suite, suite_names
+    from optframe.bench.suite import (
+        load_suite,
+        markdown_table,
+        parse_filters,
+        read_records,
+        run_suite,
+        suite_names,
+    )
 
     if args.list or not args.suite:
         for name in suite_names():
@@ -182,7 +190,20 @@ def bench(args: argparse.Namespace) -> int:
     def progress(index: int, total: int, cell: Any) -> None:
         console.print(f"[{index + 1}/{total}] {dict(cell.params)}", highlight=False)
 
-    records = run_suite(suite, quick=args.quick, progress=progress)
+    def save(record: dict[str, Any]) -> None:
+        with open(args.jsonl, "a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+
+    if args.records:
+        records = read_records(args.records)
+    else:
+        records = run_suite(
+            suite,
+            quick=args.quick,
+            select=parse_filters(args.filter) if args.filter else None,
+            progress=progress,
+            on_record=save if args.jsonl else None,
+        )
     table = markdown_table(records, list(suite.COLUMNS))
     parts = [f"# optframe bench {args.suite}", "", suite.DESCRIPTION, "", table]
     if hasattr(suite, "summarize"):

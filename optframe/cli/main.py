@@ -59,6 +59,23 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--list", action="store_true", help="list the suites")
     bench.add_argument("--quick", action="store_true", help="the suite's small grid")
     bench.add_argument("--report", help="write the table as markdown to this file")
+    bench.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="run only the cells whose KEY is one of the values (repeatable)",
+    )
+    bench.add_argument(
+        "--jsonl", help="append each cell's record to this file as soon as it is measured"
+    )
+    bench.add_argument(
+        "--records",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="report the records of these --jsonl files instead of running (repeatable)",
+    )
     return parser
 
 

@@ -53,9 +53,33 @@ def test_summary_reports_ratios_and_survives_failed_cells():
             "n": 1,
             "m": 1,
             "method": "direct dual ipm",
+            "status": "optimal",
             "seconds": 4.0,
+            "objective": 2.0,
+        },
+        # A direct solve stopped by its time limit is no baseline.
+        {
+            "problem": "lad",
+            "data": "d",
+            "n": 1,
+            "m": 1,
+            "method": "direct primal ipm",
+            "status": "time_limit",
+            "seconds": 0.5,
+            "objective": 3.0,
+        },
+        {
+            "problem": "lad",
+            "data": "d",
+            "n": 1,
+            "m": 1,
+            "method": "aid cold",
+            "status": "optimal",
+            "seconds": 3.0,
             "objective": 2.0,
         },
         {"problem": "svm", "data": "e", "method": "aid", "status": "failed"},
     ]
-    assert "rho = 0.25" in aid.summarize(records)
+    summary = aid.summarize(records)
+    assert "rho = 0.25" in summary
+    assert "cold AID 3.00 s" in summary
