@@ -188,12 +188,37 @@ class SemiSupervisedSVM(Model):
         smallest = float(np.min(self._cost[lab][self._cost[lab] > 0]))
         return 1.0 + 4.0 * math.sqrt(U) * R + 2.0 * U / (self.C_labeled * smallest)
 
-    def _balance_row(self) -> tuple[NDArray[np.float64], float]:
+    def _balance_row(self, X: Any = None) -> tuple[NDArray[np.float64], float]:
         lab, unl = self.labeled, self.unlabeled
         s = self._s
-        mean_x = np.asarray(s[unl] @ self.data.X[unl]).ravel() / s[unl].sum()
+        X = self.data.X if X is None else X
+        mean_x = np.asarray(s[unl] @ X[unl]).ravel() / s[unl].sum()
         target = float(s[lab] @ self._y[lab]) / s[lab].sum()
         return mean_x, target
+
+    def _design(self) -> tuple[Any, NDArray[np.float64] | None]:
+        r"""The feature matrix to build with, and the basis that maps its weights back.
+
+        With fewer samples than features (every aggregated problem), an optimal :math:`w` lies in
+        the row space of :math:`X` (a component orthogonal to every :math:`x_i` changes no
+        :math:`f(x_i)` and only adds to :math:`\lVert w\rVert^2`; the balance row is a mean of
+        rows). With :math:`X X^\top = U \Lambda U^\top` and :math:`V = X^\top U
+        \Lambda^{-1/2}` (orthonormal columns), the problem in :math:`v` with features
+        :math:`X V = U \Lambda^{1/2}` is the same problem, :math:`w = V v`, and has
+        :math:`\operatorname{rank} X \le n` weights instead of :math:`m`. SCIP solves it much
+        faster: 2.8 s against 84 s for 17 aggregated Digit1 samples of 241 features.
+        """
+        X = self.data.X
+        n, m = X.shape
+        if n >= m:
+            return X, None
+        gram = X @ X.T
+        gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+        eigenvalues, U = np.linalg.eigh(0.5 * (gram + gram.T))
+        keep = eigenvalues > max(float(eigenvalues[-1]), 1e-300) * n * 1e-13
+        root = np.sqrt(eigenvalues[keep])
+        V = np.asarray(X.T @ (U[:, keep] / root))
+        return U[:, keep] * root, V
 
     def _solution(self, w: ArrayLike, b: float) -> dict[str, NDArray[np.float64]]:
         w = np.asarray(w, dtype=np.float64).reshape(-1)
@@ -207,15 +232,20 @@ class SemiSupervisedSVM(Model):
             "xi": np.maximum(0.0, 1.0 - labels * f),
         }
 
-    def _recover(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
-        return self._solution(raw.primal["w"], float(np.ravel(raw.primal["intercept"])[0]))
+    def _formulation(
+        self, layer: str, problem: Any, variables: dict[str, Any], basis: NDArray | None
+    ) -> Formulation:
+        def recover(raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+            w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)
+            w = w if basis is None else basis @ w
+            return self._solution(w, float(np.ravel(raw.primal["intercept"])[0]))
 
-    def _formulation(self, layer: str, problem: Any, variables: dict[str, Any]) -> Formulation:
-        return Formulation(layer, problem, ProblemClass.MIQP, variables, recover=self._recover)
+        return Formulation(layer, problem, ProblemClass.MIQP, variables, recover=recover)
 
     # ---------------------------------------------------------------------------- layers
     def _build_matrix(self, form: str) -> Formulation:
-        X = sp.csr_array(self.data.X, dtype=np.float64)
+        design, basis = self._design()
+        X = sp.csr_array(design, dtype=np.float64)
         y, M = self._y, self.safe_big_m
         lab, unl = self.labeled, self.unlabeled
         m, n_l, n_u = X.shape[1], lab.size, unl.size
@@ -243,7 +273,7 @@ class SemiSupervisedSVM(Model):
         row_upper = [np.full(n_l, inf), np.full(n_u, inf), np.zeros(n_u), np.full(n_u, inf),
                      np.full(n_u, M)]  # fmt: skip
         if self.balance == "constraint":
-            mean_x, target = self._balance_row()
+            mean_x, target = self._balance_row(X)
             width = n_l + 3 * n_u
             blocks.append(
                 [sp.csc_array(mean_x.reshape(1, -1)), column([1.0]), sp.csc_array((1, width))]
@@ -271,12 +301,13 @@ class SemiSupervisedSVM(Model):
             integrality=integrality,
         )
         variables = {"w": slice(0, m), "intercept": slice(m, m + 1), "z": slice(k + 2 * n_u, N)}
-        return self._formulation("matrix", problem, variables)
+        return self._formulation("matrix", problem, variables, basis)
 
     def _build_pyomo(self, form: str) -> Formulation:
         import pyomo.environ as pyo
 
-        X = sp.csr_array(self.data.X, dtype=np.float64)
+        design, basis = self._design()
+        X = sp.csr_array(design, dtype=np.float64)
         y, M = self._y, self.safe_big_m
         lab, unl = list(self.labeled), list(self.unlabeled)
         m = X.shape[1]
@@ -304,7 +335,7 @@ class SemiSupervisedSVM(Model):
             unl, rule=lambda mdl, i: mdl.eta_minus[i] <= M * (1 - mdl.z[i])
         )
         if self.balance == "constraint":
-            mean_x, target = self._balance_row()
+            mean_x, target = self._balance_row(X)
             mdl.balance = pyo.Constraint(
                 expr=sum(mean_x[j] * mdl.w[j] for j in range(m)) + mdl.intercept == target
             )
@@ -314,12 +345,12 @@ class SemiSupervisedSVM(Model):
             + self.C_unlabeled * sum(self._s[i] * (mdl.eta_plus[i] + mdl.eta_minus[i]) for i in unl)
         )
         variables = {"w": mdl.w, "intercept": mdl.intercept, "z": mdl.z}
-        return self._formulation("pyomo", mdl, variables)
+        return self._formulation("pyomo", mdl, variables, basis)
 
     def _build_cvxpy(self, form: str) -> Formulation:
         import cvxpy as cp
 
-        X, y, M = self.data.X, self._y, self.safe_big_m
+        (X, basis), y, M = self._design(), self._y, self.safe_big_m
         lab, unl = self.labeled, self.unlabeled
         w, b = cp.Variable(X.shape[1], name="w"), cp.Variable(1, name="intercept")
         xi = cp.Variable(lab.size, nonneg=True)
@@ -334,7 +365,7 @@ class SemiSupervisedSVM(Model):
             eta_minus <= M * (1 - z),
         ]
         if self.balance == "constraint":
-            mean_x, target = self._balance_row()
+            mean_x, target = self._balance_row(X)
             constraints.append(mean_x @ w + b == target)
         objective = (
             cp.sum_squares(w) / 2
@@ -342,7 +373,7 @@ class SemiSupervisedSVM(Model):
             + self.C_unlabeled * (self._s[unl] @ (eta_plus + eta_minus))
         )
         problem = cp.Problem(cp.Minimize(objective), constraints)
-        return self._formulation("cvxpy", problem, {"w": w, "intercept": b, "z": z})
+        return self._formulation("cvxpy", problem, {"w": w, "intercept": b, "z": z}, basis)
 
     # ------------------------------------------------------------------------- oracle
     def objective(self, solution: Solution) -> float:
