@@ -1,0 +1,431 @@
+r"""The Lee-Mangasarian L2-SVM with penalized bias: the MEB-equivalent SVM of CVM, FW and MFW."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.data import Dataset
+from optframe.errors import DataError, ModelError
+from optframe.kernels import Kernel, Linear, as_kernel
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
+from optframe.registry import register_model
+
+from ._common import (
+    check_dataset,
+    check_features,
+    column,
+    eye,
+    kernel_product,
+    scalar,
+    scale_rows,
+    vector,
+)
+
+# The kernel dual forms K~ (m x m, float64); refuse beyond this many bytes.
+GRAM_LIMIT_BYTES = 2 * 1024**3
+
+
+def best_rho(margins: NDArray[np.float64], C: float) -> float:
+    r"""Exact minimizer of :math:`\tfrac C2 \sum_i \max(0, \rho - u_i)^2 - \rho` over :math:`\rho`.
+
+    The derivative :math:`C \sum_{u_i < \rho} (\rho - u_i) - 1` is increasing; with the margins
+    sorted, the root lies where :math:`k` of them are below it:
+    :math:`\rho = (1/C + \sum_{l \le k} u_{(l)})/k`.
+    """
+    u = np.sort(np.asarray(margins, dtype=np.float64))
+    k = np.arange(1, u.size + 1)
+    rho = (1.0 / C + np.cumsum(u)) / k
+    upper = np.r_[u[1:], np.inf]
+    ok = np.flatnonzero((rho > u) & (rho <= upper))
+    return float(rho[ok[0]] if ok.size else rho[-1])
+
+
+@register_model
+@dataclass(frozen=True, eq=False)
+class L2SVM(Model):
+    r"""The L2-SVM with penalized bias (Lee and Mangasarian), linear or with a kernel.
+
+    *Primal* (``form="primal"``, linear kernel only; notes/frank_wolfe.md section 1.1):
+
+    .. math::
+
+        \min_{w, b, \rho, \xi} \; \tfrac12 \bigl(\lVert w \rVert^2 + b^2
+        + C \textstyle\sum_i \xi_i^2\bigr) - \rho
+        \quad\text{s.t.}\quad y_i (w^\top x_i + b) \ge \rho - \xi_i .
+
+    *Dual* (``form="dual"``, the default; any kernel :math:`k`; sections 1.3-1.4):
+
+    .. math::
+
+        \min_{\alpha} \; \alpha^\top \tilde K \alpha
+        \quad\text{s.t.}\quad \textstyle\sum_i \alpha_i = 1, \quad \alpha \ge 0,
+        \qquad \tilde K_{ij} = y_i y_j \bigl(k(x_i, x_j) + 1\bigr) + \delta_{ij}/C,
+
+    whose optimal value :math:`R^\star` gives the primal's as :math:`-R^\star/2` (the formulation
+    has ``objective_scale = -1/2``). With an RBF kernel :math:`\tilde k_{ii} = 2 + 1/C` is
+    constant and the dual is a minimal-enclosing-ball problem. The classifier is
+    :math:`h(x) = \sum_i \alpha_i y_i (k(x_i, x) + 1) = w^\top\phi(x) + b` with
+    :math:`w = \sum_i \alpha_i y_i \phi(x_i)`, :math:`b = \sum_i \alpha_i y_i`.
+
+    Dividing :math:`(w, b)` by :math:`\rho` gives the squared-hinge SVM with the bias as a
+    penalized feature equal to 1 and cost :math:`C/2`: with the linear kernel it is LIBLINEAR
+    ``-s 1 -B 1 -c C/2``, i.e. ``LinearSVC(C=C/2, loss="squared_hinge", intercept_scaling=1)``
+    (:meth:`standard_form`).
+
+    Parameters
+    ----------
+    data : Dataset
+        Features ``X`` (dense or sparse) and labels ``y`` in :math:`\{-1, +1\}`, both classes.
+    C : float
+        The penalty :math:`C > 0`.
+    kernel : {"linear", "rbf", "poly"} or Kernel
+        The kernel :math:`k` (``optframe.kernels.RBF(gamma=...)`` etc.; the kernels reject
+        non-positive parameters with ModelError).
+
+    Raises
+    ------
+    DataError
+        If ``data`` is not a Dataset, has no ``y``, holds labels other than -1 and +1, or holds a
+        single class.
+    ModelError
+        If ``C`` is not a finite positive number or the kernel is unknown; at build time, if the
+        primal form is asked for with a non-linear kernel or the kernel dual's :math:`\tilde K`
+        would exceed 2 GiB.
+
+    Notes
+    -----
+    Layers ``"matrix"`` and ``"cvxpy"``. The linear dual never forms :math:`\tilde K`: with
+    :math:`Z = [\mathrm{diag}(y) X,\ y]`, :math:`\tilde K = Z Z^\top + I/C`; the matrix layer adds
+    :math:`v = Z^\top \alpha` as variables. The primal's margin rows (named ``"margin"``) have
+    duals :math:`\alpha_i`.
+
+    Solution names: ``"alpha"`` (shape (m,), on the simplex), ``"intercept"`` (:math:`b`, shape
+    (1,)), ``"rho"`` (shape (1,)), ``"xi"`` (shape (m,), :math:`\max(0, \rho - y_i h(x_i))`) and
+    ``"w"`` (linear kernel). From :math:`\alpha`, :math:`\rho` is the exact minimizer of the primal
+    given :math:`(w, b)` (:func:`best_rho`), which at the optimum equals
+    :math:`\alpha^\top\tilde K\alpha`.
+
+    The drivers ``fw``/``mfw``/``frank_wolfe`` and ``cvm`` use :meth:`meb_dual` and
+    :meth:`meb_solution` (the ``MEBStructure`` capability).
+
+    Examples
+    --------
+    >>> import optframe as of
+    >>> from optframe.data import Dataset
+    >>> from optframe.models import L2SVM
+    >>> data = Dataset(X=[[0.0], [1.0], [3.0], [4.0]], y=[-1, -1, 1, 1])
+    >>> result = of.solve(L2SVM(data, C=10.0))
+    >>> result.predict([[0.5], [3.5]])
+    array([-1.,  1.])
+    """
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy")
+    forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
+    is_classifier: ClassVar[bool] = True
+
+    data: Dataset
+    C: float = 1.0
+    kernel: Kernel | str = "linear"
+
+    def __post_init__(self) -> None:
+        check_dataset(self.data, self.name)
+        y = self._y
+        bad = np.unique(y[(y != 1.0) & (y != -1.0)])
+        if bad.size:
+            raise DataError(
+                f"{self.name} needs labels in {{-1, +1}}; y also holds {bad[:6]}. "
+                "Map 0/1 labels with y = 2 * y - 1; use one-vs-one for several classes."
+            )
+        for label in (1.0, -1.0):
+            if not np.any(y == label):
+                raise DataError(
+                    f"{self.name} needs both classes; class {label:+g} is missing from y "
+                    f"(a single class: all {y.size} labels are {-label:+g})."
+                )
+        try:
+            C = float(self.C)
+        except (TypeError, ValueError):
+            raise ModelError(f"{self.name}: C must be a positive number; got {self.C!r}") from None
+        if not (math.isfinite(C) and C > 0):
+            raise ModelError(f"{self.name}: C must be finite and > 0; got {self.C!r}")
+        object.__setattr__(self, "C", C)
+        object.__setattr__(self, "kernel", as_kernel(self.kernel))
+
+    # ----------------------------------------------------------------------------------- helpers
+    @property
+    def _y(self) -> NDArray[np.float64]:
+        assert self.data.y is not None
+        return self.data.y
+
+    @property
+    def is_linear(self) -> bool:
+        """Whether the kernel is linear (the primal form and ``"w"`` exist)."""
+        return isinstance(self.kernel, Linear)
+
+    def offers(self, layer: str, form: str | None = None) -> bool:
+        """Whether ``layer`` and ``form`` can be built: the primal needs the linear kernel."""
+        form = self.default_form if form is None else form
+        return super().offers(layer, form) and (self.is_linear or form != "primal")
+
+    def build(self, layer: str, form: str | None = None) -> Formulation:
+        """Build in ``layer``; the primal form needs the linear kernel (see :meth:`offers`)."""
+        if form == "primal" and not self.is_linear:
+            raise ModelError(
+                f"the primal form of {self.name} needs the linear kernel; with {self.kernel!r} "
+                "build form='dual' (the default)."
+            )
+        return super().build(layer, form)
+
+    def modified_gram(self) -> NDArray[np.float64]:
+        r"""The dense :math:`\tilde K` (m x m; small m only)."""
+        m = self.data.n_samples
+        if 8.0 * m * m > GRAM_LIMIT_BYTES:
+            raise ModelError(
+                f"{self.name}: K~ for m={m} needs {8.0 * m * m / 1024**3:.1f} GiB; use the "
+                "fw, mfw or cvm driver, which compute kernel columns on demand."
+            )
+        y = self._y
+        K = self.kernel.matrix(self.data.X) + 1.0
+        K *= y[:, None] * y[None, :]
+        K = 0.5 * (K + K.T)
+        K[np.diag_indices(m)] += 1.0 / self.C
+        return K
+
+    def _z(self) -> NDArray[np.float64] | sp.csr_array:
+        """Z = [diag(y) X, y] (sparse stays sparse)."""
+        Zx = scale_rows(self.data.X, self._y)
+        if sp.issparse(Zx):
+            return sp.hstack([Zx, column(self._y)], format="csr")
+        return np.hstack([Zx, self._y[:, None]])
+
+    def _margins(self, solution: Solution) -> tuple[NDArray[np.float64], float]:
+        r"""``(g, |w|^2)``: :math:`g = w^\top\phi(x_i)` at the training rows."""
+        if "w" in solution:
+            w = vector(solution, "w", self.name)
+            return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
+        alpha = vector(solution, "alpha", self.name)
+        support = np.flatnonzero(alpha > 0)
+        v = alpha[support] * self._y[support]
+        if self.is_linear:
+            w = np.asarray(self.data.X[support].T @ v, dtype=np.float64).ravel()
+            return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
+        g = kernel_product(self.kernel, self.data.X, self.data.X[support], v)
+        return g, float(v @ g[support])
+
+    # ------------------------------------------------------------------------------- recovery
+    def meb_solution(self, alpha: ArrayLike) -> dict[str, NDArray[np.float64]]:
+        r"""The solution at a point of the simplex: :math:`w, b, \rho, \xi` from :math:`\alpha`.
+
+        :math:`\alpha` is clipped at 0 and rescaled to sum 1 (solvers return tiny negatives).
+        """
+        alpha = np.maximum(np.asarray(alpha, dtype=np.float64).reshape(-1), 0.0)
+        total = alpha.sum()
+        if not total > 0:
+            raise ModelError(f"{self.name}: alpha must have a positive entry")
+        alpha = alpha / total
+        solution: dict[str, NDArray[np.float64]] = {"alpha": alpha}
+        if self.is_linear:
+            support = np.flatnonzero(alpha > 0)
+            v = alpha[support] * self._y[support]
+            solution["w"] = np.asarray(self.data.X[support].T @ v, dtype=np.float64).ravel()
+        g, _ = self._margins(solution)
+        b = float(alpha @ self._y)
+        margins = self._y * (g + b)
+        rho = best_rho(margins, self.C)
+        solution["intercept"] = np.array([b])
+        solution["rho"] = np.array([rho])
+        solution["xi"] = np.maximum(0.0, rho - margins)
+        return solution
+
+    def meb_dual(self) -> dict[str, Any]:
+        r"""The simplex QP for FW, MFW and CVM: the fields of ``frank_wolfe.MEBDual``.
+
+        :math:`\tilde K_{ij} = y_i y_j (k(x_i, x_j) + 1) + \delta_{ij}/C`; the primal optimum is
+        :math:`-R^\star/2` (``scale = -0.5``).
+        """
+        return {
+            "X": self.data.X,
+            "sign": self._y.copy(),
+            "kernel": self.kernel,
+            "ridge": 1.0 / self.C,
+            "scale": -0.5,
+            "offset": 0.0,
+        }
+
+    def standard_form(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        r""":math:`(w/\rho, b/\rho)`: LIBLINEAR ``-s 1 -B 1 -c C/2``'s solution (linear kernel)."""
+        rho = scalar(solution, "rho")
+        if not rho > 0:
+            raise ModelError(f"{self.name}: the solution's rho must be > 0; got {rho}")
+        out = {"intercept": np.array([scalar(solution, "intercept") / rho])}
+        if "w" in solution:
+            out["w"] = vector(solution, "w", self.name) / rho
+        return out
+
+    def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        return self.meb_solution(raw.primal["alpha"])
+
+    def _recover_primal(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)
+        b = float(np.ravel(raw.primal["intercept"])[0])
+        rho = float(np.ravel(raw.primal["rho"])[0])
+        margins = self._y * (np.asarray(self.data.X @ w, dtype=np.float64) + b)
+        solution: dict[str, NDArray[np.float64]] = {
+            "w": w,
+            "intercept": np.array([b]),
+            "rho": np.array([rho]),
+            "xi": np.maximum(0.0, rho - margins),
+        }
+        if "margin" in raw.dual:  # rows y_i h_i - rho + xi_i >= 0: d f*/d rhs_i = alpha_i
+            alpha = np.maximum(np.asarray(raw.dual["margin"], dtype=np.float64).reshape(-1), 0.0)
+            if alpha.sum() > 0:
+                solution["alpha"] = alpha / alpha.sum()
+        return solution
+
+    def _formulation(self, layer: str, form: str, problem: Any, **handles: Any) -> Formulation:
+        dual = form == "dual"
+        return Formulation(
+            layer=layer,
+            problem=problem,
+            problem_class=ProblemClass.QP,
+            recover=self._recover_dual if dual else self._recover_primal,
+            objective_scale=-0.5 if dual else 1.0,
+            form=form,
+            **handles,
+        )
+
+    # ------------------------------------------------------------------------------------ layers
+    def _build_matrix(self, form: str) -> Formulation:
+        m, n = self.data.X.shape
+        y, C = self._y, self.C
+        if form == "primal":
+            # x = [w, b, rho, xi]; rows y_i x_i'w + y_i b - rho + xi_i >= 0.
+            A = sp.hstack(
+                [sp.csc_array(scale_rows(self.data.X, y)), column(y), column(-np.ones(m)), eye(m)],
+                format="csc",
+            )
+            size = n + 2 + m
+            problem = MatrixProblem(
+                c=np.r_[np.zeros(n + 1), -1.0, np.zeros(m)],
+                A=A,
+                row_lower=np.zeros(m),
+                row_upper=np.full(m, np.inf),
+                lower=np.full(size, -np.inf),
+                upper=np.full(size, np.inf),
+                P=sp.diags_array(np.r_[np.ones(n + 1), 0.0, np.full(m, C)], format="csc"),
+            )
+            variables = {
+                "w": slice(0, n),
+                "intercept": slice(n, n + 1),
+                "rho": slice(n + 1, n + 2),
+                "xi": slice(n + 2, size),
+            }
+            return self._formulation(
+                "matrix", form, problem, variables=variables, constraints={"margin": slice(0, m)}
+            )
+        ones = sp.csc_array(np.ones((1, m)))
+        if self.is_linear:
+            # x = [alpha, v]; rows Z'alpha - v = 0, 1'alpha = 1; 1/2 x'Px = |v|^2 + |alpha|^2 / C.
+            k = n + 1
+            ZT = sp.csc_array(sp.csc_array(self._z()).T)
+            A = sp.vstack(
+                [sp.hstack([ZT, -eye(k)]), sp.hstack([ones, sp.csc_array((1, k))])], format="csc"
+            )
+            problem = MatrixProblem(
+                c=np.zeros(m + k),
+                A=A,
+                row_lower=np.r_[np.zeros(k), 1.0],
+                row_upper=np.r_[np.zeros(k), 1.0],
+                lower=np.r_[np.zeros(m), np.full(k, -np.inf)],
+                upper=np.full(m + k, np.inf),
+                P=sp.diags_array(np.r_[np.full(m, 2.0 / C), np.full(k, 2.0)], format="csc"),
+            )
+        else:
+            problem = MatrixProblem(
+                c=np.zeros(m),
+                A=ones,
+                row_lower=np.ones(1),
+                row_upper=np.ones(1),
+                lower=np.zeros(m),
+                upper=np.full(m, np.inf),
+                P=sp.csc_array(2.0 * self.modified_gram()),
+            )
+        return self._formulation("matrix", form, problem, variables={"alpha": slice(0, m)})
+
+    def _build_cvxpy(self, form: str) -> Formulation:
+        import cvxpy as cp
+
+        m, n = self.data.X.shape
+        y, C = self._y, self.C
+        if form == "primal":
+            w = cp.Variable(n, name="w")
+            b = cp.Variable(name="intercept")
+            rho = cp.Variable(name="rho")
+            xi = cp.Variable(m, name="xi")
+            margin = scale_rows(self.data.X, y) @ w + y * b - rho + xi >= 0
+            objective = (cp.sum_squares(w) + cp.square(b) + C * cp.sum_squares(xi)) / 2 - rho
+            problem = cp.Problem(cp.Minimize(objective), [margin])
+            variables = {"w": w, "intercept": b, "rho": rho, "xi": xi}
+            return self._formulation(
+                "cvxpy", form, problem, variables=variables, constraints={"margin": margin}
+            )
+        alpha = cp.Variable(m, name="alpha")
+        if self.is_linear:
+            quadratic = cp.sum_squares(self._z().T @ alpha) + cp.sum_squares(alpha) / C
+        else:
+            quadratic = cp.quad_form(alpha, cp.psd_wrap(self.modified_gram()))
+        problem = cp.Problem(cp.Minimize(quadratic), [cp.sum(alpha) == 1, alpha >= 0])
+        return self._formulation("cvxpy", form, problem, variables={"alpha": alpha})
+
+    # ------------------------------------------------------------------------------- evaluation
+    def objective(self, solution: Solution) -> float:
+        r"""The primal objective with :math:`\xi` recomputed.
+
+        .. math::
+            \tfrac12\bigl(\lVert w\rVert^2 + b^2 + C\textstyle\sum_i \max(0, \rho - y_i h(x_i))^2
+            \bigr) - \rho
+
+        From ``"w"`` (linear) or ``"alpha"`` (kernel rows in blocks); ``"intercept"`` defaults
+        to 0 and ``"rho"`` to its exact minimizer given :math:`(w, b)`.
+        """
+        g, wnorm2 = self._margins(solution)
+        b = scalar(solution, "intercept")
+        margins = self._y * (g + b)
+        rho = scalar(solution, "rho") if "rho" in solution else best_rho(margins, self.C)
+        xi = np.maximum(0.0, rho - margins)
+        return 0.5 * (wnorm2 + b * b + self.C * float(xi @ xi)) - rho
+
+    def dual_value(self, alpha: ArrayLike) -> float:
+        r"""The Lagrangian dual value :math:`-\tfrac12 \alpha^\top\tilde K\alpha`.
+
+        A lower bound on the optimum for any :math:`\alpha` on the simplex (weak duality).
+        """
+        alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
+        _, wnorm2 = self._margins({"alpha": alpha})
+        b = float(alpha @ self._y)
+        return -0.5 * (wnorm2 + b * b + float(alpha @ alpha) / self.C)
+
+    def violation(self, solution: Solution) -> float:
+        r"""Largest violation of :math:`\alpha \ge 0`, :math:`\sum_i\alpha_i = 1` (if present)."""
+        if "alpha" not in solution:
+            return 0.0
+        alpha = vector(solution, "alpha", self.name)
+        return max(0.0, float(np.max(-alpha)), abs(float(alpha.sum()) - 1.0))
+
+    def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`h(x) = \sum_i \alpha_i y_i (k(x_i, x) + 1)`, or :math:`w^\top x + b`."""
+        X = check_features(X, self.data.n_features, self.name)
+        b = scalar(solution, "intercept")
+        if "w" in solution:
+            return np.asarray(X @ vector(solution, "w", self.name), dtype=np.float64) + b
+        alpha = vector(solution, "alpha", self.name)
+        support = np.flatnonzero(alpha > 0)
+        v = alpha[support] * self._y[support]
+        return kernel_product(self.kernel, X, self.data.X[support], v) + b

@@ -1,0 +1,529 @@
+r"""Frank-Wolfe (FW) and Modified Frank-Wolfe (MFW, away steps) for MEB-type simplex QPs.
+
+The driver solves any model that offers ``meb_dual()`` (a :class:`MEBDual`) and
+``meb_solution(alpha)``, for example the L2SVM: Frandi, Nanculef, Gasparo, Lodi and Sartori,
+"Training Support Vector Machines Using Frank-Wolfe Optimization Methods", with the corrections of
+notes/frank_wolfe.md (the away-step radius sign, E1; exact line search for kernels whose
+diagonal is not constant, section 2.8; an optional exact pass before stopping, A2).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.drivers import fw_core as core
+from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.smo import _kernel_code
+from optframe.errors import IncompatibleDriver, ModelError
+from optframe.kernels import Kernel
+from optframe.model import Model
+from optframe.registry import register_driver
+from optframe.result import IterationRecord, Result, Status, Timings
+
+
+@dataclass(frozen=True, eq=False)
+class MEBDual:
+    r"""A simplex QP with a modified kernel: what FW, MFW and CVM solve.
+
+    .. math::
+
+        R^\star = \min_\alpha \; \alpha^\top \tilde K \alpha
+        \quad\text{s.t.}\quad \textstyle\sum_i \alpha_i = 1, \ \alpha \ge 0, \qquad
+        \tilde K_{ij} = a_i a_j \bigl(k(x_i, x_j) + 1\bigr) + \delta_{ij}\, \text{ridge},
+
+    and the model's optimal value is ``scale * R* + offset``.
+
+    Parameters
+    ----------
+    X : array (m, n) or sparse
+        The points :math:`x_i` (kept sparse: the driver works on CSR rows).
+    sign : array (m,)
+        :math:`a_i = \pm 1`.
+    kernel : Kernel
+        :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
+        :class:`~optframe.kernels.Polynomial`.
+    ridge : float
+        The diagonal term (:math:`1/C` for the L2SVM), > 0 so that :math:`\tilde K` is definite.
+    scale, offset : float
+        The map from :math:`R^\star` to the model's optimal value.
+    """
+
+    X: Any
+    sign: NDArray[np.float64]
+    kernel: Kernel
+    ridge: float
+    scale: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def n(self) -> int:
+        """Number of points m."""
+        return int(np.asarray(self.sign).shape[0])
+
+
+def check_common(name: str, eps: float, sample_size: int | None, init_size: int) -> None:
+    """Validate the options shared by FW, MFW and CVM (ModelError naming the bad one)."""
+    if not (isinstance(eps, int | float) and 0.0 < eps < 1.0):
+        raise ModelError(f"{name}: eps must be in (0, 1); got {eps!r}")
+    if sample_size is not None and (not isinstance(sample_size, int) or sample_size < 1):
+        raise ModelError(
+            f"{name}: sample_size must be an integer >= 1 or None; got {sample_size!r}"
+        )
+    if not isinstance(init_size, int) or init_size < 2:
+        raise ModelError(f"{name}: init_size must be an integer >= 2; got {init_size!r}")
+
+
+class Problem:
+    """The arrays the numba kernels share: CSR points, kernel code, diagonal, cache and state."""
+
+    def __init__(self, model: Model, cache_bytes: int, driver: str) -> None:
+        offered = model.meb_dual()  # type: ignore[attr-defined]
+        self.dual = offered if isinstance(offered, MEBDual) else MEBDual(**offered)
+        dual = self.dual
+        if not dual.ridge > 0:
+            raise ModelError(f"{driver}: the MEB dual needs ridge > 0; got {dual.ridge}")
+        kind, gamma, coef0, degree = _kernel_code(dual.kernel)
+        X = sp.csr_array(dual.X, dtype=np.float64) if sp.issparse(dual.X) else None
+        if X is None:
+            X = sp.csr_array(np.asarray(dual.X, dtype=np.float64))
+        X.sum_duplicates()
+        X.sort_indices()
+        self.indptr = X.indptr.astype(np.int64)
+        self.indices = X.indices.astype(np.int64)
+        self.data = X.data.astype(np.float64)
+        self.sqn = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        self.y = np.ascontiguousarray(dual.sign, dtype=np.float64)
+        m = self.m = int(self.y.shape[0])
+        if X.shape[0] != m:
+            raise ModelError(f"{driver}: X has {X.shape[0]} rows but sign has {m}")
+        self.kp = np.array([kind, gamma, coef0, degree, float(dual.ridge)])
+        base = np.asarray(dual.kernel.diagonal(X), dtype=np.float64)
+        self.diag = base + 1.0 + float(dual.ridge)
+        self.delta2 = float(self.diag.max())
+        self.constant_diagonal = bool(np.ptp(self.diag) <= 1e-12 * self.delta2)
+        self.work = np.zeros(X.shape[1])
+        self.all_idx = np.arange(m, dtype=np.int64)
+        slots = int(min(m, max(2, cache_bytes // (12 * max(m, 1)))))
+        self.cache = (
+            np.empty((slots, m)),
+            np.full((slots, m), -1, dtype=np.int64),
+            np.zeros(slots, dtype=np.int64),
+            np.full(m, -1, dtype=np.int64),
+            np.full(slots, -1, dtype=np.int64),
+            np.zeros(slots, dtype=np.int64),
+            np.zeros(slots, dtype=np.bool_),
+        )
+        self.slots = slots
+        self.counters = np.zeros(9, dtype=np.int64)
+        self.alpha = np.zeros(m)
+        self.s = np.zeros(m)
+        self.core = np.zeros(m, dtype=np.int64)
+        self.pos = np.full(m, -1, dtype=np.int64)
+        self.ints = np.array([0, -1, -1, -1], dtype=np.int64)
+        self.sc = np.array([0.0, 0.0, 0.0, 0.0, self.delta2])
+        self.full_passes = 0
+
+    # ------------------------------------------------------------------------------- helpers
+    @property
+    def points(self) -> tuple:
+        """(indptr, indices, data, sqn, y, kp)."""
+        return self.indptr, self.indices, self.data, self.sqn, self.y, self.kp
+
+    @property
+    def q(self) -> int:
+        """Coreset size."""
+        return int(self.ints[core.Q])
+
+    @property
+    def R(self) -> float:
+        """The maintained R = alpha' K~ alpha."""
+        return float(self.sc[core.S_R])
+
+    def set_core(self, members: NDArray[np.int64]) -> None:
+        """Make ``members`` the coreset (the positions map follows)."""
+        self.pos[:] = -1
+        self.core[: members.size] = members
+        self.pos[members] = np.arange(members.size)
+        self.ints[core.Q] = members.size
+
+    def core_s(self) -> None:
+        """Compute s and R on the coreset from coreset-restricted columns."""
+        q = self.q
+        members = self.core[:q]
+        self.s[members] = 0.0
+        for j in members:
+            col = core.column(int(j), self.core, q, False, *self.points, self.work, *self.cache,
+                              self.counters)  # fmt: skip
+            self.s[members] += self.alpha[j] * col[members]
+        self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
+
+    def full_pass(self) -> tuple[float, int, float]:
+        """Exact s on all points: (delta_plus, argmin s, drift of the maintained coreset s)."""
+        R, best, drift = core.full_pass(
+            self.alpha, self.s, self.core, self.q, self.all_idx, *self.points, self.work,
+            *self.cache, self.counters,
+        )  # fmt: skip
+        self.sc[core.S_R] = R
+        self.full_passes += 1
+        return self.delta_plus(int(best)), int(best), float(drift)
+
+    def delta_plus(self, i: int) -> float:
+        """2 (R - s_i) / (Delta^2 - R): the FW gap relative to g."""
+        R = self.R
+        return 2.0 * (R - float(self.s[i])) / max(self.delta2 - R, 1e-300)
+
+    def smo(self, tol: float, max_steps: int) -> float:
+        """Solve the coreset-restricted problem by SMO; return the final gap."""
+        R, _, gap = core.smo_core(
+            *self.points, self.diag, self.work, *self.cache, self.counters,
+            self.alpha, self.s, self.core, self.q, self.R, tol, max_steps,
+        )  # fmt: skip
+        self.sc[core.S_R] = R
+        return float(gap)
+
+    def initial_ball(self, size: int, rng: np.random.Generator, thr: float) -> None:
+        """The MEB of ``size`` random points (class-balanced), solved by SMO, as the start.
+
+        Alternating the classes of two random permutations follows LibCVM (notes section 2.1).
+        """
+        pos = rng.permutation(np.flatnonzero(self.y > 0))
+        neg = rng.permutation(np.flatnonzero(self.y <= 0))
+        order = np.empty(pos.size + neg.size, dtype=np.int64)
+        k = min(pos.size, neg.size)
+        order[: 2 * k : 2], order[1 : 2 * k : 2] = pos[:k], neg[:k]
+        order[2 * k :] = pos[k:] if pos.size > k else neg[k:]
+        members = order[: min(size, self.m)]
+        self.set_core(members)
+        self.alpha[members] = 1.0 / members.size
+        self.core_s()
+        self.smo(0.25 * thr * (self.delta2 - self.R), 100_000)
+        alive = members[self.alpha[members] > 0]
+        self.alpha /= self.alpha.sum()
+        self.set_core(alive)
+        self.core_s()
+
+    def bracket(self, s_min: float) -> tuple[float, float]:
+        """The certified range of the model's optimum from R* in [2 s_min - R, R] (section 3)."""
+        R = self.R
+        low_R, high_R = 2.0 * s_min - R, R
+        a, b = (
+            self.dual.scale * low_R + self.dual.offset,
+            self.dual.scale * high_R + self.dual.offset,
+        )
+        return min(a, b), max(a, b)
+
+    def finish(
+        self,
+        model: Model,
+        driver: str,
+        status_by_rule: Status,
+        steps: int,
+        history: list[IterationRecord],
+        times: tuple[float, float],
+        stats: dict[str, Any],
+        drift: float | None = None,
+    ) -> Result:
+        """Final exact pass (outside the solve time), the model's solution, objective and bound."""
+        start, built = times
+        solved = time.perf_counter()
+        R_maintained = self.R
+        dplus, best, pass_drift = self.full_pass()
+        if drift is None:
+            drift = pass_drift
+        thr = stats["threshold"]
+        proven = dplus <= thr
+        status = status_by_rule
+        if status is Status.OPTIMAL and not proven:
+            status = Status.CONVERGED
+        if status is Status.CONVERGED and proven:
+            status = Status.OPTIMAL
+        alpha = self.alpha.copy()
+        solution = model.meb_solution(alpha)  # type: ignore[attr-defined]
+        objective = model.objective(solution)
+        low, high = self.bracket(float(self.s[best]))
+        q = self.q
+        counters = self.counters
+        support = int(np.count_nonzero(alpha))
+        stats |= {
+            "delta_plus": dplus,
+            "proven": proven,
+            "R": self.R,
+            "R_drift": abs(R_maintained - self.R),
+            "cache_drift": drift,
+            "g": self.delta2 - self.R,
+            "delta2": self.delta2,
+            "constant_diagonal": self.constant_diagonal,
+            "coreset": q,
+            "support": support,
+            "support_thresholded": int(np.count_nonzero(alpha >= 1e-5 / max(support, 1))),
+            "upper_bound": high,
+            "kernel_evals": int(counters[core.EVALS]),
+            "cache_hits": int(counters[core.HITS]),
+            "cache_misses": int(counters[core.MISSES]),
+            "cache_slots": self.slots,
+            "cache_bytes": self.slots * self.m * 16,
+            "full_passes": self.full_passes,
+            "fw_steps": int(counters[core.FW_STEPS]),
+            "away_steps": int(counters[core.AWAY_STEPS]),
+            "drop_steps": int(counters[core.DROP_STEPS]),
+            "smo_steps": int(counters[core.SMO_STEPS]),
+        }
+        end = time.perf_counter()
+        return Result(
+            status=status,
+            objective=objective,
+            bound=low,
+            solution=solution,
+            iterations=steps,
+            history=tuple(history),
+            timings=Timings(build=built - start, solve=solved - built, total=end - start),
+            stats=stats,
+            model=model.name,
+            driver=driver,
+            backend="numba",
+            source=model,
+        )
+
+    def record(self, steps: int, start: float, dplus: float, dminus: float) -> IterationRecord:
+        """A history row: the bound from R (when scale < 0) and the FW figures."""
+        R = self.R
+        bound = self.dual.scale * R + self.dual.offset if self.dual.scale < 0 else None
+        return IterationRecord(
+            iteration=steps,
+            seconds=time.perf_counter() - start,
+            objective=math.nan,
+            bound=bound,
+            extras={
+                "delta_plus": dplus,
+                "delta_minus": dminus,
+                "g": self.delta2 - R,
+                "coreset": self.q,
+                "kernel_evals": int(self.counters[core.EVALS]),
+            },
+        )
+
+
+RADIUS_MODES = {
+    "maintained": core.MAINTAINED,
+    "recursion": core.RECURSION,
+    "paper": core.PAPER_SIGN,
+}
+
+
+@register_driver
+@dataclass(frozen=True, eq=False)
+class FrankWolfe(Driver):
+    r"""Frank-Wolfe (``variant="fw"``) or Modified Frank-Wolfe (``"mfw"``) on a :class:`MEBDual`.
+
+    Each step moves :math:`\alpha` toward the vertex :math:`i^\star = \arg\min_i s_i` (FW) or, for
+    MFW when :math:`\delta_- > \delta_+`, away from :math:`j^\star = \arg\max_{j \in I} s_j` (a
+    drop step sets :math:`\alpha_{j^\star} = 0` exactly when the step bound is hit), with
+    :math:`s = \tilde K\alpha` and :math:`R = \alpha^\top s` updated in closed form from one column
+    of :math:`\tilde K`. Step sizes are the exact line search with the true diagonal
+    :math:`\tilde k_{tt}`: :math:`\lambda = (R - s_t)/(\tilde k_{tt} + R - 2 s_t)` toward and
+    :math:`(s_t - R)/(\tilde k_{tt} + R - 2 s_t)` away (the paper's closed forms when the diagonal
+    is constant). It stops when :math:`\delta_+ = 2(R - s_{i^\star})/g \le (1+\varepsilon)^2 - 1`,
+    :math:`g = \Delta^2 - R`, :math:`\Delta^2 = \max_i \tilde k_{ii}`, which proves
+    :math:`g^\star \le (1 + 2\varepsilon + \varepsilon^2)\, g` when :math:`i^\star` is the true
+    argmin (notes section 3.5).
+
+    Parameters
+    ----------
+    variant : {"fw", "mfw"}
+        Plain FW (Algorithm 2) or with away and drop steps (Algorithm 3).
+    eps : float
+        The radius tolerance :math:`\varepsilon \in (0, 1)` (default 1e-6, as the paper).
+    sample_size : int or None
+        Candidates per step for :math:`i^\star`: the coreset plus this many uniform draws (the
+        paper's 59; notes option (c)); ``None`` searches all points and keeps :math:`s` on all of
+        them (one full kernel column per step).
+    verify : bool
+        With sampling, run an exact pass over all points before stopping; if it finds a
+        violator, step toward it and go on. Without it the stop only certifies the samples.
+    candidates : {"union", "sample"}
+        With sampling: the draws and the coreset (notes option (c), default), or the draws
+        only (option (a), the paper's wording; the coreset is used when every draw is in it).
+        Plain FW with ``"union"`` rarely meets the rule on its spurious coreset points (note
+        A1), so it runs far longer than the paper's FW.
+    init_size : int
+        Points of the random initial ball (20, as LibCVM), solved by SMO.
+    seed : int
+        Seed of the initial ball and of the sampling.
+    max_iter : int, optional
+        Steps (default 10^6; ``solve(max_iter=...)`` overrides).
+    cache_bytes : int
+        Memory budget of the kernel-column LRU cache (12 bytes per entry: value and tag).
+    radius : {"maintained", "recursion", "paper"}
+        ``"maintained"``: :math:`r^2 = \Delta^2 - R` and exact line search (default).
+        ``"recursion"``: the paper's closed forms for :math:`\lambda` and its :math:`r^2`
+        recursions with the corrected away-step sign; ``"paper"``: the paper's literal step 21
+        (erratum E1; it converges to a wrong point, kept for the regression test). Both need a
+        constant kernel diagonal (RBF).
+    trace : bool
+        Keep a per-step trace in ``stats["trace"]`` (R, lambda, delta_plus, delta_minus, r^2,
+        kind 0 FW / 1 away / 2 drop, index, coreset size after the step).
+    check_every : int
+        Steps between history records, time-limit and callback checks.
+
+    Notes
+    -----
+    ``Result.objective`` is the model's objective at ``meb_solution(alpha)``. ``Result.bound`` is
+    the lower end of the certified range of the model's optimum from
+    :math:`R^\star \in [2 s_{\min} - R, R]` (the FW duality gap, section 3), computed at an exact
+    final pass (outside the solve time): for the L2SVM (``scale = -1/2``) it is :math:`-R/2`, and
+    ``stats["upper_bound"]`` is :math:`s_{\min} - R/2`. The status is OPTIMAL when that final pass
+    proves :math:`\delta_+ \le (1+\varepsilon)^2 - 1` (always the case when the run stopped with
+    an exact search or a verified sample), CONVERGED when the rule held on samples only,
+    ITERATION_LIMIT or TIME_LIMIT otherwise. ``stats["delta_plus"]`` is the true value at exit.
+
+    Cost per step: without sampling one column of :math:`\tilde K` (m kernel values, O(nnz(X)))
+    plus O(m); with sampling ``sample_size`` x q kernel values for the draws and q for the
+    coreset entries of the column (q = coreset size). Memory O(nnz(X) + m) plus the cache.
+    """
+
+    name: ClassVar[str] = "frank_wolfe"
+    requires: ClassVar[tuple[str, ...]] = ("meb_dual", "meb_solution")
+
+    variant: str = "mfw"
+    eps: float = 1e-6
+    sample_size: int | None = 59
+    verify: bool = True
+    candidates: str = "union"
+    init_size: int = 20
+    seed: int = 0
+    max_iter: int | None = None
+    cache_bytes: int = 256 * 1024**2
+    radius: str = "maintained"
+    trace: bool = False
+    check_every: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.variant not in ("fw", "mfw"):
+            raise ModelError(f"FrankWolfe: variant must be 'fw' or 'mfw'; got {self.variant!r}")
+        check_common("FrankWolfe", self.eps, self.sample_size, self.init_size)
+        if self.candidates not in ("union", "sample"):
+            raise ModelError(
+                f"FrankWolfe: candidates must be 'union' or 'sample'; got {self.candidates!r}"
+            )
+        if self.radius not in RADIUS_MODES:
+            raise ModelError(f"FrankWolfe: radius must be one of {sorted(RADIUS_MODES)}")
+        if self.check_every < 1:
+            raise ModelError("FrankWolfe: check_every must be >= 1")
+
+    def run(self, model: Model, context: RunContext) -> Result:
+        """Run FW or MFW and return the model's solution with the certified bound."""
+        start = time.perf_counter()
+        options = context.options
+        eps = self.eps if options.tol is None else float(options.tol)
+        check_common("FrankWolfe", eps, self.sample_size, self.init_size)
+        max_iter = options.max_iter or self.max_iter or 10**6
+        prob = Problem(model, self.cache_bytes, "FrankWolfe")
+        mode = RADIUS_MODES[self.radius]
+        if mode != core.MAINTAINED and not prob.constant_diagonal:
+            raise IncompatibleDriver(
+                f"FrankWolfe(radius={self.radius!r}) uses the paper's closed forms, which need a "
+                "kernel with a constant diagonal (RBF); use radius='maintained'"
+            )
+        thr = (1.0 + eps) ** 2 - 1.0
+        rng = np.random.default_rng(self.seed)
+        prob.initial_ball(self.init_size, rng, thr)
+        core.seed(int(self.seed))
+        exact = self.sample_size is None
+        if exact:
+            prob.full_pass()
+        prob.sc[core.S_R2] = prob.delta2 - prob.R
+        rows = max_iter if self.trace else 0
+        trace_f = np.zeros((rows, 5))
+        trace_i = np.zeros((rows, 3), dtype=np.int64)
+        built = time.perf_counter()
+
+        history: list[IterationRecord] = []
+        steps, status = 0, Status.ITERATION_LIMIT
+        sample = 0 if exact else int(self.sample_size)  # type: ignore[arg-type]
+        while True:
+            budget = min(self.check_every, max_iter - steps)
+            if budget <= 0:
+                break
+            code, done = core.fw_chunk(
+                *prob.points, prob.diag, prob.work, prob.all_idx, *prob.cache, prob.counters,
+                prob.alpha, prob.s, prob.core, prob.pos, prob.ints, prob.sc,
+                sample, self.variant == "mfw", mode, thr, int(budget), trace_f, trace_i,
+                self.candidates == "union",
+            )  # fmt: skip
+            steps += int(done)
+            dplus, dminus = float(prob.sc[core.S_DPLUS]), float(prob.sc[core.S_DMINUS])
+            record = prob.record(steps, start, dplus, dminus)
+            history.append(record)
+            if code == 1:
+                if exact:
+                    status = Status.OPTIMAL
+                    break
+                if not self.verify:
+                    status = Status.CONVERGED
+                    break
+                dplus, best, _ = prob.full_pass()
+                if dplus <= thr:
+                    status = Status.OPTIMAL
+                    break
+                prob.ints[core.FORCED] = best
+            if context.callback is not None and context.callback(record):
+                status = Status.CONVERGED
+                break
+            if options.time_limit is not None and time.perf_counter() - start >= options.time_limit:
+                status = Status.TIME_LIMIT
+                break
+        stats: dict[str, Any] = {
+            "variant": self.variant,
+            "eps": eps,
+            "threshold": thr,
+            "delta_plus_candidates": float(prob.sc[core.S_DPLUS]),
+            "steps": steps,
+            "sample_size": self.sample_size,
+        }
+        drift = None
+        if exact:  # s was maintained on every point: measure it before the final pass
+            m_s = prob.s.copy()
+            R_m = prob.R
+            prob.full_pass()
+            drift = float(np.max(np.abs(m_s - prob.s)))
+            prob.sc[core.S_R] = R_m
+        if self.trace:
+            stats["trace"] = {
+                "R": trace_f[:steps, 0].copy(),
+                "lam": trace_f[:steps, 1].copy(),
+                "delta_plus": trace_f[:steps, 2].copy(),
+                "delta_minus": trace_f[:steps, 3].copy(),
+                "r2": trace_f[:steps, 4].copy(),
+                "kind": trace_i[:steps, 0].copy(),
+                "index": trace_i[:steps, 1].copy(),
+                "coreset": trace_i[:steps, 2].copy(),
+            }
+        stats["r2_tracked"] = float(prob.sc[core.S_R2])
+        return prob.finish(
+            model, self.name, status, steps, history, (start, built), stats, drift=drift
+        )
+
+
+@register_driver
+@dataclass(frozen=True, eq=False)
+class FW(FrankWolfe):
+    """:class:`FrankWolfe` with ``variant="fw"`` (registered as ``"fw"``)."""
+
+    name: ClassVar[str] = "fw"
+    variant: str = "fw"
+
+
+@register_driver
+@dataclass(frozen=True, eq=False)
+class MFW(FrankWolfe):
+    """:class:`FrankWolfe` with ``variant="mfw"`` (registered as ``"mfw"``)."""
+
+    name: ClassVar[str] = "mfw"
+    variant: str = "mfw"

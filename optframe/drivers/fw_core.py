@@ -1,0 +1,488 @@
+r"""Numba kernels of the Frank-Wolfe (FW, MFW) and Core Vector Machine (CVM) drivers.
+
+The problem (notes/frank_wolfe.md sections 1.3-1.5) is
+
+.. math::
+
+    \min_\alpha \; R(\alpha) = \alpha^\top \tilde K \alpha
+    \quad\text{s.t.}\quad \textstyle\sum_i \alpha_i = 1, \quad \alpha \ge 0,
+    \qquad \tilde K_{ij} = y_i y_j (k(x_i, x_j) + 1) + \delta_{ij} \rho_0,
+
+with :math:`\rho_0 = 1/C`; equivalently :math:`\max g(\alpha) = \Delta^2 - R(\alpha)`. The state is
+:math:`\alpha`, the cache :math:`s = \tilde K\alpha` and :math:`R = \alpha^\top s`, updated in
+closed form from one column of :math:`\tilde K` per step (section 2.5). The toward vertex minimizes
+:math:`s_i` (maximizes :math:`\nabla g_i`), the away vertex maximizes :math:`s_j` over the coreset;
+the FW gap is :math:`2(R - s_{i^*})` and :math:`\delta_+ = 2(R - s_{i^*}) / g`, which for a kernel
+with a constant diagonal is the paper's :math:`\gamma^2(\alpha; i^*)/r^2 - 1`.
+
+Points are CSR rows (dense data are converted), so a kernel column costs :math:`O(\mathrm{nnz})`.
+Columns of :math:`\tilde K` live in an LRU cache whose entries are filled lazily: a column holds
+the entries computed so far (all rows, or only the coreset rows, as each caller needs), tagged by
+the slot's generation so that eviction needs no reset.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+INF = math.inf
+
+# counters[] slots
+CLOCK, EVALS, MISSES, HITS, STEPS, FW_STEPS, AWAY_STEPS, DROP_STEPS, SMO_STEPS = range(9)
+# ints[] slots: coreset size, forced candidate (-1: none), last toward index, last away index
+Q, FORCED, LAST_I, LAST_J = range(4)
+# sc[] slots: R, tracked r^2 (closed-form modes), last delta_plus, last delta_minus, Delta^2
+S_R, S_R2, S_DPLUS, S_DMINUS, S_DELTA2 = range(5)
+# radius modes
+MAINTAINED, RECURSION, PAPER_SIGN = 0, 1, 2
+
+
+@numba.njit(cache=True, inline="always")
+def _finish(dot, sqi, sqj, kind, gamma, coef0, degree):
+    if kind == 0:
+        return dot
+    if kind == 1:
+        return math.exp(-gamma * max(sqi + sqj - 2.0 * dot, 0.0))
+    return (gamma * dot + coef0) ** degree
+
+
+@numba.njit(cache=True)
+def seed(value):
+    """Seed numba's generator (used by the sampling of candidates)."""
+    np.random.seed(value)  # noqa: NPY002 (numba's generator)
+
+
+@numba.njit(cache=True)
+def ktilde(i, j, indptr, indices, data, sqn, y, kp, counters):
+    """One entry of K~ by a merge of the two sorted CSR rows."""
+    a, ae, b, be = indptr[i], indptr[i + 1], indptr[j], indptr[j + 1]
+    dot = 0.0
+    while a < ae and b < be:
+        ia, ib = indices[a], indices[b]
+        if ia == ib:
+            dot += data[a] * data[b]
+            a += 1
+            b += 1
+        elif ia < ib:
+            a += 1
+        else:
+            b += 1
+    counters[EVALS] += 1
+    k = _finish(dot, sqn[i], sqn[j], int(kp[0]), kp[1], kp[2], kp[3])
+    value = y[i] * y[j] * (k + 1.0)
+    if i == j:
+        value += kp[4]
+    return value
+
+
+@numba.njit(cache=True)
+def _fill(t, col, tag, gen, targets, n_targets, indptr, indices, data, sqn, y, kp, work, counters):
+    """Compute the entries col[i] = K~[i, t], i in targets[:n_targets], not yet tagged ``gen``."""
+    kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
+    for p in range(indptr[t], indptr[t + 1]):
+        work[indices[p]] = data[p]
+    yt, sqt = y[t], sqn[t]
+    done = 0
+    for r in range(n_targets):
+        i = targets[r]
+        if tag[i] == gen:
+            continue
+        dot = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            dot += data[p] * work[indices[p]]
+        value = y[i] * yt * (_finish(dot, sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+        if i == t:
+            value += ridge
+        col[i] = value
+        tag[i] = gen
+        done += 1
+    counters[EVALS] += done
+    for p in range(indptr[t], indptr[t + 1]):
+        work[indices[p]] = 0.0
+
+
+@numba.njit(cache=True)
+def column(
+    t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+):  # fmt: skip
+    """Column t of K~ with at least the entries ``targets[:n_targets]`` (all when ``full``)."""
+    counters[CLOCK] += 1
+    s = slot_of[t]
+    if s < 0:
+        s = 0
+        oldest = stamp[0]
+        for u in range(1, stamp.shape[0]):
+            if stamp[u] < oldest:
+                oldest = stamp[u]
+                s = u
+        if owner[s] >= 0:
+            slot_of[owner[s]] = -1
+        owner[s] = t
+        slot_of[t] = s
+        gens[s] += 1
+        is_full[s] = False
+        counters[MISSES] += 1
+    else:
+        counters[HITS] += 1
+    stamp[s] = counters[CLOCK]
+    if not is_full[s]:
+        if full:
+            _fill(t, cols[s], tags[s], gens[s], targets, targets.shape[0], indptr, indices, data,
+                  sqn, y, kp, work, counters)  # fmt: skip
+            is_full[s] = True
+        else:
+            _fill(t, cols[s], tags[s], gens[s], targets, n_targets, indptr, indices, data, sqn, y,
+                  kp, work, counters)  # fmt: skip
+    return cols[s]
+
+
+@numba.njit(cache=True)
+def s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work, counters):
+    """s_i = sum_{j in core} alpha_j K~_ij for one point (scatter x_i, one sparse dot per j)."""
+    kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
+    for p in range(indptr[i], indptr[i + 1]):
+        work[indices[p]] = data[p]
+    total = 0.0
+    for r in range(q):
+        j = core[r]
+        dot = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            dot += data[p] * work[indices[p]]
+        value = y[i] * y[j] * (_finish(dot, sqn[i], sqn[j], kind, gamma, coef0, degree) + 1.0)
+        if i == j:
+            value += ridge
+        total += alpha[j] * value
+    counters[EVALS] += q
+    for p in range(indptr[i], indptr[i + 1]):
+        work[indices[p]] = 0.0
+    return total
+
+
+@numba.njit(cache=True)
+def full_pass(
+    alpha, s, core, q, all_idx, indptr, indices, data, sqn, y, kp, work,
+    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+):  # fmt: skip
+    """Recompute s = K~ alpha on every point and return (R, argmin s, drift of the old s).
+
+    The drift is the largest change of s on the coreset (where the old values were maintained).
+    """
+    m = alpha.shape[0]
+    old = np.empty(q)
+    for r in range(q):
+        old[r] = s[core[r]]
+    fresh = np.zeros(m)
+    for r in range(q):
+        j = core[r]
+        col = column(j, all_idx, m, True, indptr, indices, data, sqn, y, kp, work,
+                     cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+        a = alpha[j]
+        for i in range(m):
+            fresh[i] += a * col[i]
+    drift = 0.0
+    for r in range(q):
+        drift = max(drift, abs(old[r] - fresh[core[r]]))
+    R = 0.0
+    best = 0
+    for i in range(m):
+        s[i] = fresh[i]
+        R += alpha[i] * fresh[i]
+        if fresh[i] < fresh[best]:
+            best = i
+    return R, best, drift
+
+
+@numba.njit(cache=True)
+def _add(t, core, pos, ints):
+    q = ints[Q]
+    core[q] = t
+    pos[t] = q
+    ints[Q] = q + 1
+
+
+@numba.njit(cache=True)
+def _remove(t, core, pos, ints):
+    q = ints[Q] - 1
+    p = pos[t]
+    last = core[q]
+    core[p] = last
+    pos[last] = p
+    pos[t] = -1
+    ints[Q] = q
+
+
+@numba.njit(cache=True)
+def fw_chunk(
+    indptr, indices, data, sqn, y, kp, diag, work, all_idx,
+    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+    alpha, s, core, pos, ints, sc,
+    sample_size, away, mode, thr, n_iter, trace_f, trace_i, with_core,
+):  # fmt: skip
+    """Run at most ``n_iter`` FW (``away=False``) or MFW steps; return (code, steps).
+
+    code 0: budget used; 1: delta_plus <= thr on the candidates (all points when
+    ``sample_size <= 0``, else ``sample_size`` uniform draws, the forced index and, when
+    ``with_core``, the coreset).
+    ``mode``: MAINTAINED (exact line search with the true diagonal, r^2 = Delta^2 - R),
+    RECURSION (the paper's closed forms, corrected away-step sign) or PAPER_SIGN (the paper's
+    literal step 21, erratum E1). Trace rows (when ``trace_f`` has rows): R, lambda, delta_plus,
+    delta_minus, tracked r^2; and kind (0 FW, 1 away, 2 drop), index, coreset size.
+    """
+    m = alpha.shape[0]
+    delta2 = sc[S_DELTA2]
+    for it in range(n_iter):
+        q = ints[Q]
+        R = sc[S_R]
+        # --- toward candidate: argmin s over the candidates
+        imin = -1
+        best = INF
+        if sample_size <= 0:
+            for i in range(m):
+                if s[i] < best:
+                    best = s[i]
+                    imin = i
+        else:
+            if with_core:
+                for r in range(q):
+                    i = core[r]
+                    if s[i] < best:
+                        best = s[i]
+                        imin = i
+            forced = ints[FORCED]
+            if forced >= 0:
+                if s[forced] < best:
+                    best = s[forced]
+                    imin = forced
+                ints[FORCED] = -1
+            for _ in range(sample_size):
+                i = np.random.randint(0, m)  # noqa: NPY002 (numba's generator)
+                if pos[i] >= 0:
+                    continue
+                v = s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work,
+                               counters)  # fmt: skip
+                s[i] = v
+                if v < best:
+                    best = v
+                    imin = i
+            if imin < 0:  # every draw was a coreset point: use the coreset
+                for r in range(q):
+                    i = core[r]
+                    if s[i] < best:
+                        best = s[i]
+                        imin = i
+        # --- away candidate: argmax s over the coreset
+        jmax = -1
+        if away and q > 1:
+            worst = -INF
+            for r in range(q):
+                j = core[r]
+                if s[j] > worst:
+                    worst = s[j]
+                    jmax = j
+        g = max(delta2 - R, 1e-300)
+        if mode == MAINTAINED:
+            dplus = 2.0 * (R - s[imin]) / g
+            dminus = 2.0 * (s[jmax] - R) / g if jmax >= 0 else -INF
+        else:
+            r2 = sc[S_R2]
+            dplus = (delta2 + R - 2.0 * s[imin]) / r2 - 1.0
+            dminus = 1.0 - (delta2 + R - 2.0 * s[jmax]) / r2 if jmax >= 0 else -INF
+        sc[S_DPLUS] = dplus
+        sc[S_DMINUS] = dminus
+        ints[LAST_I] = imin
+        ints[LAST_J] = jmax
+        if dplus <= thr:
+            return 1, it
+        full = sample_size <= 0
+        targets = all_idx if full else core
+        n_targets = m if full else q
+        if jmax >= 0 and dminus > dplus:
+            # --- away step on jmax (drop step when the bound is hit)
+            t = jmax
+            col = column(t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            st, dt, at = s[t], diag[t], alpha[t]
+            lam_max = at / (1.0 - at)
+            if mode == MAINTAINED:
+                lam = (st - R) / max(dt + R - 2.0 * st, 1e-300)
+            else:
+                lam = dminus / (2.0 * (1.0 - dminus))
+            lam = min(max(lam, 0.0), lam_max)
+            drop = lam >= lam_max
+            if mode == RECURSION:
+                sc[S_R2] = (1.0 + lam) * sc[S_R2] - lam * (1.0 + lam) * (delta2 + R - 2.0 * st)
+            elif mode == PAPER_SIGN:
+                r2 = sc[S_R2]
+                sc[S_R2] = (1.0 + lam) * r2 - lam * (1.0 + lam) * (dminus - 1.0) * r2
+            R_new = (1.0 + lam) ** 2 * R - 2.0 * lam * (1.0 + lam) * st + lam * lam * dt
+            if full:
+                for i in range(m):
+                    s[i] = (1.0 + lam) * s[i] - lam * col[i]
+            else:
+                for r in range(q):
+                    i = core[r]
+                    s[i] = (1.0 + lam) * s[i] - lam * col[i]
+            total = 0.0
+            for r in range(q):
+                i = core[r]
+                alpha[i] *= 1.0 + lam
+            alpha[t] -= lam
+            if drop:
+                alpha[t] = 0.0
+                _remove(t, core, pos, ints)
+                counters[DROP_STEPS] += 1
+                kind = 2
+            else:
+                counters[AWAY_STEPS] += 1
+                kind = 1
+        else:
+            # --- toward (FW) step on imin
+            t = imin
+            new = pos[t] < 0
+            col = column(t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            st, dt = s[t], diag[t]
+            if mode == MAINTAINED:
+                lam = (R - st) / max(dt + R - 2.0 * st, 1e-300)
+            else:
+                lam = 0.5 * (1.0 - sc[S_R2] / (delta2 + R - 2.0 * st))
+                sc[S_R2] *= 1.0 + dplus * dplus / (4.0 * (1.0 + dplus))
+            lam = min(max(lam, 0.0), 1.0)
+            R_new = (1.0 - lam) ** 2 * R + 2.0 * lam * (1.0 - lam) * st + lam * lam * dt
+            if full:
+                for i in range(m):
+                    s[i] = (1.0 - lam) * s[i] + lam * col[i]
+            else:
+                for r in range(q):
+                    i = core[r]
+                    s[i] = (1.0 - lam) * s[i] + lam * col[i]
+                if new:
+                    s[t] = (1.0 - lam) * st + lam * dt
+            for r in range(q):
+                alpha[core[r]] *= 1.0 - lam
+            alpha[t] += lam
+            if new and lam > 0.0:
+                _add(t, core, pos, ints)
+            counters[FW_STEPS] += 1
+            kind = 0
+        # --- keep sum(alpha) = 1 to rounding: rescale alpha, s and R together
+        q = ints[Q]
+        total = 0.0
+        for r in range(q):
+            total += alpha[core[r]]
+        if abs(total - 1.0) > 1e-15:
+            for r in range(q):
+                alpha[core[r]] /= total
+            if full:
+                for i in range(m):
+                    s[i] /= total
+            else:
+                for r in range(q):
+                    s[core[r]] /= total
+            R_new /= total * total
+        sc[S_R] = R_new
+        step = counters[STEPS]
+        if step < trace_f.shape[0]:
+            trace_f[step, 0] = R_new
+            trace_f[step, 1] = lam
+            trace_f[step, 2] = dplus
+            trace_f[step, 3] = dminus
+            trace_f[step, 4] = sc[S_R2]
+            trace_i[step, 0] = kind
+            trace_i[step, 1] = t
+            trace_i[step, 2] = q
+        counters[STEPS] += 1
+    return 0, n_iter
+
+
+@numba.njit(cache=True)
+def smo_core(
+    indptr, indices, data, sqn, y, kp, diag, work,
+    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+    alpha, s, core, q, R, tol, max_steps,
+):  # fmt: skip
+    """Minimize R on the simplex restricted to ``core[:q]`` by SMO with second-order selection.
+
+    Pair steps alpha_i += t, alpha_j -= t (i = argmin s, j chosen among alpha_j > 0 by the
+    largest decrease (s_j - s_i)^2 / eta); s is maintained on the coreset only. Stops when
+    max_{alpha_j > 0} s_j - min_i s_i <= tol. Returns (R, steps, gap).
+    """
+    gap = INF
+    for step in range(max_steps):
+        i = -1
+        lo = INF
+        hi = -INF
+        for r in range(q):
+            k = core[r]
+            if s[k] < lo:
+                lo = s[k]
+                i = k
+            if alpha[k] > 0.0 and s[k] > hi:
+                hi = s[k]
+        gap = hi - lo
+        if gap <= tol:
+            return R, step, gap
+        col_i = column(i, core, q, False, indptr, indices, data, sqn, y, kp, work,
+                       cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+        j = -1
+        best = -1.0
+        for r in range(q):
+            k = core[r]
+            if alpha[k] > 0.0 and s[k] > lo:
+                b = s[k] - lo
+                eta = max(diag[i] + diag[k] - 2.0 * col_i[k], 1e-12)
+                if b * b / eta > best:
+                    best = b * b / eta
+                    j = k
+        eta = max(diag[i] + diag[j] - 2.0 * col_i[j], 1e-12)
+        col_j = column(j, core, q, False, indptr, indices, data, sqn, y, kp, work,
+                       cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+        if slot_of[i] < 0:  # evicted (two-slot cache)
+            col_i = column(i, core, q, False, indptr, indices, data, sqn, y, kp, work,
+                           cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+        t = min((s[j] - lo) / eta, alpha[j])
+        R += 2.0 * t * (s[i] - s[j]) + t * t * (diag[i] + diag[j] - 2.0 * col_i[j])
+        alpha[i] += t
+        if t >= alpha[j]:
+            alpha[j] = 0.0
+        else:
+            alpha[j] -= t
+        for r in range(q):
+            k = core[r]
+            s[k] += t * (col_i[k] - col_j[k])
+        counters[SMO_STEPS] += 1
+    return R, max_steps, gap
+
+
+@numba.njit(cache=True)
+def cvm_search(
+    indptr, indices, data, sqn, y, kp, work, alpha, s, core, pos, q, m, sample_size, redraws,
+    R, g, thr, counters,
+):  # fmt: skip
+    """CVM's sampled violator search: up to ``redraws`` draws of ``sample_size`` non-core points.
+
+    Returns (index, delta_plus) of the best point of the first draw holding a violator
+    (delta_plus > thr), or of the last draw when none violates.
+    """
+    best_i = -1
+    best_d = -INF
+    for _ in range(redraws):
+        best_i = -1
+        best_d = -INF
+        for _ in range(sample_size):
+            i = np.random.randint(0, m)  # noqa: NPY002 (numba's generator)
+            if pos[i] >= 0:
+                continue
+            v = s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work, counters)
+            s[i] = v
+            d = 2.0 * (R - v) / g
+            if d > best_d:
+                best_d = d
+                best_i = i
+        if best_d > thr:
+            return best_i, best_d
+    return best_i, best_d
