@@ -631,3 +631,52 @@ class WeightedSVM(Model):
         return 0.5 * float(alpha @ Qa) + float(self._cost @ hinge)
 
     # --- end of box-constrained dual for SMO -----------------------------------------------------
+
+    # --- linear box dual for DCD and DVI/SSNSV/ESSNSV screening (issue 7) ------------------------
+    box_dual_parameter: ClassVar[str] = "C"
+
+    def lacks_box_dual(self) -> str | None:
+        """Why this SVM has no linear box dual (an intercept or a kernel), or ``None``."""
+        if not self.is_linear:
+            return f"the box dual is for the linear kernel (w = Z'alpha); got {self.kernel!r}"
+        if self.fit_intercept:
+            return (
+                "fit_intercept=True adds the equality row y'alpha = 0 to the dual: coordinate "
+                "steps cannot keep it, and the DVI/SSNSV rules are proved for the paper's model "
+                "without intercept (a dual feasible set that is a box); use fit_intercept=False "
+                "and, if wanted, a constant feature"
+            )
+        return None
+
+    def box_dual(self) -> dict[str, Any]:
+        r"""The fields of :class:`optframe.capabilities.LinearBoxDual`.
+
+        :math:`z_i = y_i x_i`, :math:`\bar y_i = 1`, box :math:`[0, C s_i]` (linear kernel, no
+        intercept: see :meth:`lacks_box_dual`).
+        """
+        return {
+            "Z": self._z(),
+            "target": np.ones(self.data.n_samples),
+            "lower": np.zeros(self.data.n_samples),
+            "upper": self._cost.copy(),
+            "primal_key": "w",
+            "dual_key": "alpha",
+        }
+
+    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        r"""The solution at dual point ``alpha``: :math:`w = \sum_i \alpha_i y_i x_i`, b = 0."""
+        alpha = self._alpha(alpha)
+        w = np.asarray(self.data.X.T @ (alpha * self._y), dtype=np.float64).reshape(-1)
+        g = np.asarray(self.data.X @ w, dtype=np.float64)
+        return self._complete(g, 0.0, {"alpha": alpha, "w": w})
+
+    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> Model:
+        r"""The reduced problem with ``alpha[fixed] = values[fixed]`` as constant terms."""
+        from optframe.capabilities import LinearBoxDual
+
+        from ._box_dual import FixedSampleDual, fixed_dual
+
+        dual = fixed_dual(LinearBoxDual(**self.box_dual()), fixed, values, self.name)
+        return FixedSampleDual(dual, self.name)
+
+    # --- end of linear box dual ------------------------------------------------------------------

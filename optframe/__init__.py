@@ -19,6 +19,7 @@ from optframe.errors import (
 )
 from optframe.kernels import RBF, Kernel, Linear, Polynomial
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
+from optframe.path import PathResult, solve_path
 from optframe.result import IterationRecord, Result, Status, Timings
 from optframe.solve import solve
 
@@ -40,6 +41,7 @@ __all__ = [
     "Model",
     "ModelError",
     "OptframeError",
+    "PathResult",
     "Polynomial",
     "ProblemClass",
     "RawSolution",
@@ -53,4 +55,5 @@ __all__ = [
     "UnknownDriver",
     "__version__",
     "solve",
+    "solve_path",
 ]

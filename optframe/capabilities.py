@@ -7,7 +7,9 @@ knows what to implement and a driver author what can be relied upon.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -80,4 +82,149 @@ class PiecewiseLinearSampleLoss(Protocol):
         ``solution`` holds the parameters found on other samples (centroids, a subset) and this
         model's per-sample duals, already lifted to its samples.
         """
+        ...
+
+
+# --- linear box-constrained dual without intercept (DCD driver, DVI/SSNSV/ESSNSV screening) -------
+@dataclass(frozen=True, eq=False)
+class LinearBoxDual:
+    r"""A linear model's dual over a box, with no equality row (no intercept).
+
+    The primal and its dual (the unified form of DVI, notes/dvi.md section 1, in the
+    :math:`\alpha = C\theta` scale) are
+
+    .. math::
+
+        P(w) = \tfrac12 \lVert w \rVert^2 + \sum_i \max(l_i t_i, u_i t_i),
+        \qquad t_i = \bar y_i - \langle w, z_i \rangle,
+
+        D(\alpha) = \bar y^\top \alpha - \tfrac12 \lVert Z^\top \alpha \rVert^2,
+        \qquad l \le \alpha \le u, \qquad w = Z^\top \alpha,
+
+    so :math:`D(\alpha) \le P(w)` for every :math:`\alpha` in the box and every :math:`w`
+    (weak duality), and :math:`P` is 1-strongly convex: :math:`\lVert w - w^\star\rVert \le
+    \sqrt{2 (P(w) - D(\alpha))}`. Samples marked ``fixed`` keep :math:`\alpha_i` at
+    ``fixed_values[i]``: their term in :math:`P` is the linear piece :math:`\alpha_i t_i`.
+    The SVM (hinge) has :math:`z_i = y_i x_i`, :math:`\bar y_i = 1`, box :math:`[0, C s_i]`; the
+    regularized LAD has :math:`z_i = x_i`, :math:`\bar y_i = y_i`, box :math:`[-C s_i, C s_i]`.
+
+    Screening reads the KKT conditions: :math:`\langle w^\star, z_i\rangle > \bar y_i` implies
+    :math:`\alpha_i = l_i` (the set R), :math:`\langle w^\star, z_i\rangle < \bar y_i` implies
+    :math:`\alpha_i = u_i` (the set L).
+
+    Parameters
+    ----------
+    Z : array (n, m) or sparse
+        The rows :math:`z_i`.
+    target : array (n,)
+        :math:`\bar y`.
+    lower, upper : arrays (n,)
+        The box :math:`l \le u`; both scale linearly with the model's loss parameter.
+    fixed : bool array (n,), optional
+        Samples whose :math:`\alpha_i` is fixed.
+    fixed_values : array (n,), optional
+        Their values (read where ``fixed``), inside the box.
+    primal_key, dual_key : str
+        Where the model's solution keeps :math:`w` and :math:`\alpha`.
+    """
+
+    Z: Any
+    target: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    fixed: NDArray[np.bool_] | None = None
+    fixed_values: NDArray[np.float64] | None = None
+    primal_key: str = "w"
+    dual_key: str = "alpha"
+
+    @classmethod
+    def of(cls, offered: LinearBoxDual | Mapping[str, Any]) -> LinearBoxDual:
+        """Accept the dataclass or the mapping of its fields that a model returns."""
+        return offered if isinstance(offered, LinearBoxDual) else cls(**offered)
+
+    @property
+    def n(self) -> int:
+        """Number of samples."""
+        return int(self.target.shape[0])
+
+    def start_point(self, alpha: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """``alpha`` (default 0) clipped to the box, with the fixed entries set."""
+        x = np.zeros(self.n) if alpha is None else np.array(alpha, dtype=np.float64).reshape(-1)
+        x = np.clip(x, self.lower, self.upper)
+        if self.fixed is not None and self.fixed_values is not None:
+            x[self.fixed] = self.fixed_values[self.fixed]
+        return x
+
+    def dual_value(self, alpha: NDArray[np.float64]) -> float:
+        r""":math:`D(\alpha)` (``alpha`` must lie in the box for it to be a bound)."""
+        w = np.asarray(self.Z.T @ alpha, dtype=np.float64).reshape(-1)
+        return float(self.target @ alpha) - 0.5 * float(w @ w)
+
+    def primal_value(self, w: NDArray[np.float64]) -> float:
+        r""":math:`P(w)`, fixed samples on their linear piece."""
+        t = self.target - np.asarray(self.Z @ w, dtype=np.float64).reshape(-1)
+        loss = np.maximum(self.lower * t, self.upper * t)
+        if self.fixed is not None and self.fixed_values is not None:
+            loss = np.where(self.fixed, self.fixed_values * t, loss)
+        return 0.5 * float(w @ w) + float(loss.sum())
+
+
+@runtime_checkable
+class SupportsLinearBoxDual(Protocol):
+    r"""What the DCD driver and the screening rules need from a model (their ``requires``).
+
+    Attributes
+    ----------
+    box_dual_parameter : str
+        The name of the parameter :math:`C` that multiplies the loss (the box is :math:`C` times
+        a box that does not depend on :math:`C`); screening along a path runs over it.
+    """
+
+    box_dual_parameter: ClassVar[str]
+
+    def box_dual(self) -> LinearBoxDual | Mapping[str, Any]:
+        """The dual (or the mapping of its fields: models do not import drivers)."""
+        ...
+
+    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        r"""The model's solution at the dual point ``alpha`` (with :math:`w = Z^\top\alpha`)."""
+        ...
+
+    def lacks_box_dual(self) -> str | None:
+        """Why this instance offers no box dual (an intercept, a kernel), or ``None``."""
+        ...
+
+    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> Model:
+        r"""The reduced model: ``alpha[fixed] = values[fixed]`` kept as constant terms.
+
+        Its solution holds the full-length :math:`\alpha` under the same ``dual_key``; it offers
+        :meth:`box_dual` itself (solvable by DCD) and at least the ``"matrix"`` layer (Direct).
+        """
+        ...
+
+
+@runtime_checkable
+class MEBStructure(Protocol):
+    r"""A model whose dual is a simplex QP with a modified kernel (FW, MFW, CVM drivers).
+
+    .. math::
+
+        R^\star = \min_\alpha \alpha^\top\tilde K\alpha \quad\text{s.t.}\quad
+        \textstyle\sum_i\alpha_i = 1,\ \alpha \ge 0, \qquad
+        \tilde K_{ij} = a_i a_j (k(x_i, x_j) + 1) + \delta_{ij}\,\text{ridge},
+
+    with the model's optimal value ``scale * R* + offset``. With a constant kernel diagonal it
+    is a minimal-enclosing-ball problem (the L2-SVM of CVM: :math:`a = y`, ridge :math:`= 1/C`,
+    scale :math:`-1/2`).
+    """
+
+    def meb_dual(self) -> dict[str, Any]:
+        """The fields of ``optframe.drivers.frank_wolfe.MEBDual``.
+
+        They are ``X``, ``sign``, ``kernel``, ``ridge``, ``scale`` and ``offset``.
+        """
+        ...
+
+    def meb_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """The model's solution at a point ``alpha`` of the simplex."""
         ...

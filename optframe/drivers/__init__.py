@@ -6,7 +6,23 @@
 from optframe.drivers.admm import ADMM, ADMMThenIPM
 from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.cvm import CoreVectorMachine
+from optframe.drivers.dcd import DCD
 from optframe.drivers.direct import Direct
+from optframe.drivers.frank_wolfe import FW, MFW, FrankWolfe
 from optframe.drivers.smo import SMO
 
-__all__ = ["ADMM", "SMO", "ADMMThenIPM", "AggregateDisaggregate", "Direct", "Driver", "RunContext"]
+__all__ = [
+    "ADMM",
+    "DCD",
+    "FW",
+    "MFW",
+    "SMO",
+    "ADMMThenIPM",
+    "AggregateDisaggregate",
+    "CoreVectorMachine",
+    "Direct",
+    "Driver",
+    "FrankWolfe",
+    "RunContext",
+]

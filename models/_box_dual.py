@@ -1,0 +1,162 @@
+r"""The reduced problem of a linear box dual with some samples fixed (safe screening)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.capabilities import LinearBoxDual
+from optframe.errors import ModelError
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
+
+from ._common import eye, vector
+
+
+def fixed_dual(
+    dual: LinearBoxDual, fixed: NDArray[np.bool_], values: NDArray[np.float64], model: str
+) -> LinearBoxDual:
+    """``dual`` with ``alpha[fixed] = values[fixed]`` (checked: shapes, values inside the box)."""
+    fixed = np.asarray(fixed, dtype=bool).reshape(-1)
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if fixed.shape != (dual.n,) or values.shape != (dual.n,):
+        raise ModelError(
+            f"{model}.with_fixed: fixed and values must have shape ({dual.n},); got "
+            f"{fixed.shape} and {values.shape}"
+        )
+    scale = np.maximum(1.0, np.abs(dual.upper) + np.abs(dual.lower))
+    slack = 1e-12 * scale
+    outside = fixed & ((values < dual.lower - slack) | (values > dual.upper + slack))
+    if outside.any():
+        raise ModelError(
+            f"{model}.with_fixed: {int(outside.sum())} fixed values lie outside the dual box"
+        )
+    values = np.clip(values, dual.lower, dual.upper)
+    return LinearBoxDual(
+        Z=dual.Z,
+        target=dual.target,
+        lower=dual.lower,
+        upper=dual.upper,
+        fixed=fixed,
+        fixed_values=np.where(fixed, values, 0.0),
+        primal_key=dual.primal_key,
+        dual_key=dual.dual_key,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class FixedSampleDual(Model):
+    r"""A linear box dual with the samples in ``fixed`` held at given values (DVI eq. 15).
+
+    With the notation of :class:`~optframe.capabilities.LinearBoxDual`, :math:`F` the free and
+    :math:`S` the fixed samples:
+
+    .. math::
+
+        \min_w \; \tfrac12 \lVert w\rVert^2 + \sum_{i \in F} \max(l_i t_i, u_i t_i)
+        + \sum_{j \in S} a_j t_j, \qquad t_i = \bar y_i - \langle w, z_i\rangle,
+
+    whose dual is :math:`\max_{l_F \le \alpha_F \le u_F} \bar y^\top\alpha -
+    \tfrac12 \lVert Z^\top\alpha\rVert^2` with :math:`\alpha_S = a_S`. When every fixed sample sits
+    on the side of its kink that screening proved, this problem has the original model's optimum.
+
+    The ``"matrix"`` layer builds the dual QP over :math:`x = [\alpha_F, w]` with rows
+    :math:`Z_F^\top \alpha_F - w = -Z_S^\top a_S`; the solution holds the full-length
+    :math:`\alpha` (under ``dual.dual_key``) and :math:`w = Z^\top\alpha` (under
+    ``dual.primal_key``).
+
+    Parameters
+    ----------
+    dual : LinearBoxDual
+        The full dual with ``fixed`` and ``fixed_values`` set.
+    source : str
+        The name of the model it was reduced from (for messages).
+    """
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    layers: ClassVar[tuple[str, ...]] = ("matrix",)
+    forms: ClassVar[tuple[str, ...]] = ("dual",)
+    box_dual_parameter: ClassVar[str] = "C"
+
+    dual: LinearBoxDual
+    source: str = ""
+
+    @property
+    def free(self) -> NDArray[np.bool_]:
+        """The samples solved for."""
+        fixed = self.dual.fixed
+        return np.ones(self.dual.n, dtype=bool) if fixed is None else ~fixed
+
+    # ------------------------------------------------------------ the box dual for DCD itself
+    def box_dual(self) -> LinearBoxDual:
+        """The reduced dual: the full one with its fixed samples."""
+        return self.dual
+
+    def lacks_box_dual(self) -> str | None:
+        """Always offered."""
+        return None
+
+    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        r"""``{dual_key: alpha, primal_key: Z' alpha}`` with the fixed entries enforced."""
+        alpha = self.dual.start_point(alpha)
+        w = np.asarray(self.dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
+        return {self.dual.primal_key: w, self.dual.dual_key: alpha}
+
+    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> FixedSampleDual:
+        """Fix more samples (the union with those already fixed)."""
+        both = np.asarray(fixed, dtype=bool) | ~self.free
+        merged = np.where(self.free, values, self.dual.fixed_values)
+        return FixedSampleDual(fixed_dual(self.dual, both, merged, self.source), self.source)
+
+    # ------------------------------------------------------------------------------ layers
+    def _build_matrix(self, form: str) -> Formulation:
+        d = self.dual
+        free = np.flatnonzero(self.free)
+        Zf = sp.csr_array(d.Z)[free] if sp.issparse(d.Z) else sp.csr_array(np.asarray(d.Z)[free])
+        m = Zf.shape[1]
+        k = free.size
+        a = d.start_point()
+        fixed_part = a - np.where(self.free, a, 0.0)
+        w_fixed = np.asarray(d.Z.T @ fixed_part, dtype=np.float64).reshape(-1)
+        problem = MatrixProblem(
+            c=np.concatenate([-d.target[free], np.zeros(m)]),
+            A=sp.hstack([sp.csc_array(Zf.T), -eye(m)], format="csc"),
+            row_lower=-w_fixed,
+            row_upper=-w_fixed,
+            lower=np.concatenate([d.lower[free], np.full(m, -np.inf)]),
+            upper=np.concatenate([d.upper[free], np.full(m, np.inf)]),
+            P=sp.diags_array(np.r_[np.zeros(k), np.ones(m)], format="csc"),
+        )
+        offset = float(d.target @ fixed_part)
+
+        def recover(raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+            alpha = a.copy()
+            alpha[free] = np.asarray(raw.primal["alpha"], dtype=np.float64).reshape(-1)
+            return self.box_dual_solution(alpha)
+
+        return Formulation(
+            layer="matrix",
+            problem=problem,
+            problem_class=ProblemClass.QP,
+            variables={"alpha": slice(0, k), "w": slice(k, k + m)},
+            constraints={"link": slice(0, m)},
+            recover=recover,
+            objective_scale=-1.0,
+            objective_offset=offset,
+            form=form,
+        )
+
+    # --------------------------------------------------------------------------- evaluation
+    def objective(self, solution: Solution) -> float:
+        """The reduced primal :math:`P` above at ``solution[primal_key]``."""
+        return self.dual.primal_value(vector(solution, self.dual.primal_key, self.name))
+
+    def violation(self, solution: Solution) -> float:
+        """How far ``solution[dual_key]`` (when present) leaves the box or its fixed values."""
+        if self.dual.dual_key not in solution:
+            return 0.0
+        alpha = vector(solution, self.dual.dual_key, self.name)
+        return float(np.max(np.abs(alpha - self.dual.start_point(alpha)), initial=0.0))
