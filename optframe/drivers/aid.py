@@ -35,7 +35,9 @@ class AggregateDisaggregate(Driver):
     :math:`E^*`; the driver keeps the best :math:`E` and the best proven bound (the inner solver's
     bound on :math:`F_t`) and stops with status OPTIMAL when every cluster is pure or the gap
     :math:`(E_{best} - F_t)/\max(1, |E_{best}|)` is at most ``tol``. For a non-convex loss (S3VM)
-    there is no bound and the status is at best CONVERGED.
+    there is no bound and the status is at best CONVERGED; with a time limit, each inner solve then
+    gets an equal share of the time left, and an inner solve stopped by its limit hands over its
+    best solution (the aggregated problem is a heuristic step there, not a bound).
 
     Parameters
     ----------
@@ -153,14 +155,20 @@ class AggregateDisaggregate(Driver):
             if remaining is not None and remaining <= 0:
                 status = Status.TIME_LIMIT
                 break
+            share = remaining
+            if remaining is not None and not aid.convex_sample_loss:
+                # No bound to protect: spread the time over the iterations left, so every one
+                # runs and a stopped inner solve still hands over its incumbent.
+                share = remaining / (max_iter - iteration)
             step_context = RunContext(
                 context.backend,
-                replace(inner_context.options, time_limit=remaining, start=start_basis),
+                replace(inner_context.options, time_limit=share, start=start_basis),
             )
             aggregated = _aggregate(aid, labels, k)
             inner = self.inner.run(aggregated, step_context)
             inner_backend = inner.backend
-            if not inner.status.is_success:
+            incumbent = inner.status.is_limit and inner.has_solution
+            if not (inner.status.is_success or (incumbent and not aid.convex_sample_loss)):
                 status = inner.status if inner.status.is_limit else Status.ERROR
                 break
             solution = self._lift(aid, inner.solution, labels, k)
@@ -186,6 +194,7 @@ class AggregateDisaggregate(Driver):
                     "inner_seconds": inner.timings.solve,
                     "inner_iterations": inner.iterations,
                     "warm": start_basis is not None,
+                    "inner_status": inner.status.value,
                 },
             )
             history.append(record)

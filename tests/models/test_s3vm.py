@@ -1,5 +1,6 @@
 """SemiSupervisedSVM: the MIQP against enumeration of the labels, AID's honest status, bad input."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 import optframe as of
 from optframe.data import Dataset
-from optframe.drivers import AggregateDisaggregate
+from optframe.drivers import AggregateDisaggregate, Direct
 from optframe.models import SemiSupervisedSVM, WeightedSVM
 
 
@@ -105,6 +106,45 @@ def test_aid_runs_on_a_small_semi_supervised_set():
     assert result.bound is None
     truth = np.r_[np.ones(40), -np.ones(40)]
     assert np.mean(result.predict(X) == truth) >= 0.9
+
+
+class _StoppedInner(Direct):
+    """Direct, but every solve reports that it hit its time limit (keeping its solution)."""
+
+    name = "stopped"
+
+    def run(self, model, context):
+        self.limits.append(context.options.time_limit)
+        return dataclasses.replace(super().run(model, context), status=of.Status.TIME_LIMIT)
+
+
+def _stopped_inner():
+    inner = _StoppedInner()
+    object.__setattr__(inner, "limits", [])
+    return inner
+
+
+def test_a_time_limited_inner_solve_hands_over_its_incumbent_for_s3vm_only():
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(1.5, 1.0, (30, 2)), rng.normal(-1.5, 1.0, (30, 2))])
+    y = np.zeros(60)
+    y[:2], y[30:32] = 1.0, -1.0
+    s3vm = SemiSupervisedSVM(Dataset(X=X, y=y), C_labeled=5.0, C_unlabeled=1.0)
+    inner = _stopped_inner()
+    result = of.solve(
+        s3vm, driver=AggregateDisaggregate(r0=0.1, inner=inner), max_iter=3, time_limit=600
+    )
+    assert result.iterations == 3
+    assert [r.extras["inner_status"] for r in result.history] == ["time_limit"] * 3
+    # Each inner solve gets an equal share of the time left (1/3, then 1/2, then all of it).
+    assert inner.limits[0] == pytest.approx(200, rel=0.05)
+    assert inner.limits[1] == pytest.approx(300, rel=0.05)
+    assert inner.limits[2] == pytest.approx(600, rel=0.05)
+    # A convex model has a bound to protect: a stopped inner solve ends the run.
+    lad = WeightedSVM(Dataset(X=X[:4], y=[1.0, 1.0, -1.0, -1.0]))
+    stopped = of.solve(lad, driver=AggregateDisaggregate(inner=_stopped_inner()), time_limit=600)
+    assert stopped.status is of.Status.TIME_LIMIT
+    assert stopped.iterations == 0
 
 
 @pytest.mark.parametrize(
