@@ -7,12 +7,12 @@ knows what to implement and a driver author what can be relied upon.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
     from optframe.data import Dataset
@@ -227,4 +227,63 @@ class MEBStructure(Protocol):
 
     def meb_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """The model's solution at a point ``alpha`` of the simplex."""
+        ...
+
+
+@runtime_checkable
+class ElasticNetKnowledge(Protocol):
+    r"""An elastic-net hinge-loss classifier with penalized polyhedral knowledge.
+
+    .. math::
+
+        \min_{w, b, u_k \ge 0} \sum_i c_i (1 - y_i(x_i^\top w + b))_+ + \lambda_1\lVert w\rVert_1
+        + \tfrac{\lambda_2}{2}\lVert w\rVert^2 + \sum_k \tfrac{\rho}{2}\bigl(\lVert B_k^\top u_k
+        + \ell_k w\rVert^2 + \lVert F_k^\top u_k\rVert^2\bigr)
+        + \rho_h (d_k^\top u_k - \ell_k b + 1)_+
+
+    Attributes
+    ----------
+    data : Dataset
+        ``X`` (N, m) and ``y`` in {-1, +1}.
+    hinge_costs : ndarray (N,)
+        :math:`c_i > 0`.
+    lam1, lam2, rho, rho_hinge : float
+        :math:`\lambda_1 \ge 0`, :math:`\lambda_2 > 0`, :math:`\rho, \rho_h \ge 0`.
+    knowledge : sequence
+        Objects with ``B`` (k, m), ``B_fixed`` :math:`F` (k, r), ``d`` (k,), ``label``
+        :math:`\ell \in \{\pm 1\}`.
+
+    Methods ``restrict_features(support) -> model`` (the same structure on ``X[:, support]``, the
+    weights outside fixed at 0), ``pad_solution(solution, support)``, ``kkt_residuals(solution)``,
+    ``smooth_gradient_w(solution)`` and ``dual_bound(solution)`` (a proven bound or ``None``).
+    Solutions hold ``w``, ``intercept``, ``u``, ``alpha`` (margin multipliers) and ``beta``.
+    """
+
+    lam1: float
+    lam2: float
+    rho: float
+    rho_hinge: float
+    knowledge: Sequence[Any]
+
+    def restrict_features(self, support: ArrayLike) -> Model:
+        """The model with the weights outside ``support`` fixed at 0."""
+        ...
+
+    def kkt_residuals(self, solution: Solution) -> dict[str, float]:
+        """Optimality residuals (``"max"`` is the largest)."""
+        ...
+
+
+@runtime_checkable
+class SupportsBoxQPDual(Protocol):
+    """What SMO needs from a model (its ``requires``): the dual and the way back from it."""
+
+    def smo_dual(self) -> Any:
+        """The dual problem, or a mapping of its fields (models do not import drivers)."""
+        ...
+
+    def smo_solution(
+        self, x: NDArray[np.float64], gradient: NDArray[np.float64]
+    ) -> dict[str, NDArray[np.float64]]:
+        r"""The model's solution at dual point ``x``, given :math:`\nabla = Qx + c` there."""
         ...

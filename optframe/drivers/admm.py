@@ -1,6 +1,7 @@
 r"""ADMM for the elastic-net (+ knowledge) SVM, and HIPAD: ADMM until the support settles, then IPM.
 
-Both drivers need the structure documented by :class:`ElasticNetKnowledge`; they never import a
+Both drivers need the structure documented by
+:class:`~optframe.capabilities.ElasticNetKnowledge`; they never import a
 model. The reduced problem of HIPAD's phase 2 is the model's own ``restrict_features`` copy,
 solved by :class:`~optframe.drivers.direct.Direct` on an interior-point back-end.
 """
@@ -10,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
+from optframe.capabilities import ElasticNetKnowledge
 from optframe.drivers.admm_core import ADMMIteration
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
@@ -26,50 +27,6 @@ from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
 
 __all__ = ["ADMM", "ADMMThenIPM", "ElasticNetKnowledge"]
-
-
-@runtime_checkable
-class ElasticNetKnowledge(Protocol):
-    r"""An elastic-net hinge-loss classifier with penalized polyhedral knowledge.
-
-    .. math::
-
-        \min_{w, b, u_k \ge 0} \sum_i c_i (1 - y_i(x_i^\top w + b))_+ + \lambda_1\lVert w\rVert_1
-        + \tfrac{\lambda_2}{2}\lVert w\rVert^2 + \sum_k \tfrac{\rho}{2}\bigl(\lVert B_k^\top u_k
-        + \ell_k w\rVert^2 + \lVert F_k^\top u_k\rVert^2\bigr)
-        + \rho_h (d_k^\top u_k - \ell_k b + 1)_+
-
-    Attributes
-    ----------
-    data : Dataset
-        ``X`` (N, m) and ``y`` in {-1, +1}.
-    hinge_costs : ndarray (N,)
-        :math:`c_i > 0`.
-    lam1, lam2, rho, rho_hinge : float
-        :math:`\lambda_1 \ge 0`, :math:`\lambda_2 > 0`, :math:`\rho, \rho_h \ge 0`.
-    knowledge : sequence
-        Objects with ``B`` (k, m), ``B_fixed`` :math:`F` (k, r), ``d`` (k,), ``label``
-        :math:`\ell \in \{\pm 1\}`.
-
-    Methods ``restrict_features(support) -> model`` (the same structure on ``X[:, support]``, the
-    weights outside fixed at 0), ``pad_solution(solution, support)``, ``kkt_residuals(solution)``,
-    ``smooth_gradient_w(solution)`` and ``dual_bound(solution)`` (a proven bound or ``None``).
-    Solutions hold ``w``, ``intercept``, ``u``, ``alpha`` (margin multipliers) and ``beta``.
-    """
-
-    lam1: float
-    lam2: float
-    rho: float
-    rho_hinge: float
-    knowledge: Sequence[Any]
-
-    def restrict_features(self, support: ArrayLike) -> Model:
-        """The model with the weights outside ``support`` fixed at 0."""
-        ...
-
-    def kkt_residuals(self, solution: Solution) -> dict[str, float]:
-        """Optimality residuals (``"max"`` is the largest)."""
-        ...
 
 
 REQUIRES = (

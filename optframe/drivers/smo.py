@@ -11,7 +11,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,21 +76,6 @@ class BoxQPDual:
     def n(self) -> int:
         """Number of variables."""
         return int(self.sign.shape[0])
-
-
-@runtime_checkable
-class SupportsBoxQPDual(Protocol):
-    """What SMO needs from a model (its ``requires``): the dual and the way back from it."""
-
-    def smo_dual(self) -> BoxQPDual | dict[str, Any]:
-        """The dual problem, or a mapping of its fields (models do not import drivers)."""
-        ...
-
-    def smo_solution(
-        self, x: NDArray[np.float64], gradient: NDArray[np.float64]
-    ) -> dict[str, NDArray[np.float64]]:
-        r"""The model's solution at dual point ``x``, given :math:`\nabla = Qx + c` there."""
-        ...
 
 
 def _kernel_code(kernel: Kernel) -> tuple[int, float, float, float]:
