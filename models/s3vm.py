@@ -103,6 +103,9 @@ class SemiSupervisedSVM(Model):
     convex_sample_loss: ClassVar[bool] = False
     sample_duals: ClassVar[tuple[str, ...]] = ()
     embedding_uses_solution: ClassVar[bool] = False
+    #: The labeled groups (see :meth:`sample_groups`): few samples without binary variables, which
+    #: aggregation drivers may keep as single samples.
+    singleton_groups: ClassVar[tuple[int, ...]] = (0, 2)
 
     data: Dataset
     C_labeled: float = 5.0

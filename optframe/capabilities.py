@@ -34,7 +34,8 @@ class PiecewiseLinearSampleLoss(Protocol):
     A model may also offer ``aggregate(labels, k)``, the same model on the weighted means of the
     clusters ``labels``; without it, drivers aggregate with ``with_data`` on the input-space
     centroids. A kernel model needs it: its means live in feature space
-    (:class:`~optframe.kernels.ClusterMeanKernel`).
+    (:class:`~optframe.kernels.ClusterMeanKernel`). It may also name ``singleton_groups``, groups
+    (codes of :meth:`sample_groups`) whose samples are cheap to keep unaggregated.
 
     Attributes
     ----------

@@ -57,6 +57,11 @@ class AggregateDisaggregate(Driver):
         ``max(1000, 20 (m + 1))``).
     random_state : int
         Seed of the sampling and of the k-means seeds.
+    singletons : bool
+        Keep the samples of the model's ``singleton_groups`` (if it names any) unaggregated, one
+        cluster each. S3VM names its labeled samples: they are few and carry no binary variable,
+        and aggregating 100 labeled rows into one centroid per class (the paper's rate applied to
+        every group) throws their information away. ``False`` aggregates every group at ``r0``.
     warm_start : bool
         Start each aggregated solve from the previous one's basis, carried to the split clusters
         (:meth:`~optframe.basis.Basis.refine`), on back-ends that take one (LPs on
@@ -87,6 +92,7 @@ class AggregateDisaggregate(Driver):
     max_iter: int = 100
     sample_size: int | None = None
     random_state: int = 0
+    singletons: bool = True
     warm_start: bool = True
 
     def __post_init__(self) -> None:
@@ -100,8 +106,12 @@ class AggregateDisaggregate(Driver):
         sizes = {int(g): int(np.sum((groups == g) & (weights > 0))) for g in np.unique(groups)}
         sizes = {g: s for g, s in sizes.items() if s > 0}
         if self.r0 is None:
-            return cl.default_cluster_counts(sizes, model.data.n_features)
-        return {g: max(1, math.ceil(self.r0 * s)) for g, s in sizes.items()}
+            counts = cl.default_cluster_counts(sizes, model.data.n_features)
+        else:
+            counts = {g: max(1, math.ceil(self.r0 * s)) for g, s in sizes.items()}
+        if self.singletons:
+            counts |= {g: sizes[g] for g in getattr(model, "singleton_groups", ()) if g in sizes}
+        return counts
 
     def _initial_labels(self, model: Any, context: RunContext, rng: np.random.Generator):
         weights, groups = model.weights, model.sample_groups()

@@ -43,6 +43,8 @@ def one_kmeans_iteration(
     """
     n = points.shape[0]
     k = max(1, min(k, n))
+    if k == n:
+        return np.arange(n, dtype=np.int64)
     spread = points.std(axis=0)
     scaled = points / np.where(spread > 0, spread, 1.0)
     centers = scaled[rng.choice(n, size=k, replace=False)]

@@ -108,6 +108,18 @@ def test_aid_runs_on_a_small_semi_supervised_set():
     assert np.mean(result.predict(X) == truth) >= 0.9
 
 
+def test_aid_keeps_labeled_samples_as_singletons_unless_told_not_to():
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(1.5, 1.0, (50, 2)), rng.normal(-1.5, 1.0, (50, 2))])
+    y = np.zeros(100)
+    y[:6], y[50:56] = 1.0, -1.0
+    model = SemiSupervisedSVM(Dataset(X=X, y=y), C_labeled=5.0, C_unlabeled=1.0)
+    kept = of.solve(model, driver=AggregateDisaggregate(r0=0.05), max_iter=1)
+    merged = of.solve(model, driver=AggregateDisaggregate(r0=0.05, singletons=False), max_iter=1)
+    assert kept.history[0].extras["clusters"] == 12 + 5  # 12 labeled rows, ceil(0.05 * 88) = 5
+    assert merged.history[0].extras["clusters"] == 1 + 1 + 5
+
+
 class _StoppedInner(Direct):
     """Direct, but every solve reports that it hit its time limit (keeping its solution)."""
 
