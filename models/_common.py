@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,17 @@ def check_flag(value: Any, name: str, model: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ModelError(f"{model}: {name} must be True or False; got {value!r}")
     return bool(value)
+
+
+def check_positive(value: Any, name: str, model: str) -> float:
+    """``value`` as a finite float > 0, or a ModelError naming the parameter."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"{model}: {name} must be a positive number; got {value!r}") from None
+    if not (math.isfinite(number) and number > 0):
+        raise ModelError(f"{model}: {name} must be finite and > 0; got {value!r}")
+    return number
 
 
 def resolve_weights(data: Dataset, sample_weight: ArrayLike | None, model: str) -> NDArray:

@@ -2,7 +2,6 @@ r"""The Lee-Mangasarian L2-SVM with penalized bias: the MEB-equivalent SVM of CV
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -19,6 +18,7 @@ from optframe.registry import register_model
 from ._common import (
     check_dataset,
     check_features,
+    check_positive,
     column,
     eye,
     kernel_product,
@@ -149,12 +149,7 @@ class L2SVM(Model):
                     f"{self.name} needs both classes; class {label:+g} is missing from y "
                     f"(a single class: all {y.size} labels are {-label:+g})."
                 )
-        try:
-            C = float(self.C)
-        except (TypeError, ValueError):
-            raise ModelError(f"{self.name}: C must be a positive number; got {self.C!r}") from None
-        if not (math.isfinite(C) and C > 0):
-            raise ModelError(f"{self.name}: C must be finite and > 0; got {self.C!r}")
+        C = check_positive(self.C, "C", self.name)
         object.__setattr__(self, "C", C)
         object.__setattr__(self, "kernel", as_kernel(self.kernel))
 

@@ -2,7 +2,6 @@ r"""Least absolute deviations with a ridge penalty: DVI's LAD (notes/dvi.md eq. 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -12,7 +11,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import LinearBoxDual
 from optframe.data import Dataset
-from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
@@ -21,6 +19,7 @@ from ._common import (
     check_dataset,
     check_features,
     check_flag,
+    check_positive,
     column,
     eye,
     primal_or_dual,
@@ -116,12 +115,7 @@ class RegularizedLAD(Model):
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
-        try:
-            C = float(self.C)
-        except (TypeError, ValueError):
-            raise ModelError(f"{self.name}: C must be a positive number; got {self.C!r}") from None
-        if not (math.isfinite(C) and C > 0):
-            raise ModelError(f"{self.name}: C must be finite and > 0; got {self.C!r}")
+        C = check_positive(self.C, "C", self.name)
         object.__setattr__(self, "C", C)
         object.__setattr__(
             self, "fit_intercept", check_flag(self.fit_intercept, "fit_intercept", self.name)

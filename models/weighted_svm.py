@@ -21,6 +21,7 @@ from ._common import (
     check_dataset,
     check_features,
     check_flag,
+    check_positive,
     column,
     eye,
     kernel_product,
@@ -183,12 +184,7 @@ class WeightedSVM(Model):
                 f"{self.name} needs labels in {{-1, +1}}; y also holds {_format_values(bad)}. "
                 "Map 0/1 labels with y = 2 * y - 1."
             )
-        try:
-            C = float(self.C)
-        except (TypeError, ValueError):
-            raise ModelError(f"{self.name}: C must be a positive number; got {self.C!r}") from None
-        if not (math.isfinite(C) and C > 0):
-            raise ModelError(f"{self.name}: C must be finite and > 0; got {self.C!r}")
+        C = check_positive(self.C, "C", self.name)
         object.__setattr__(self, "C", C)
         object.__setattr__(self, "kernel", as_kernel(self.kernel))
         object.__setattr__(
