@@ -88,6 +88,29 @@ def _kernel_code(kernel: Kernel) -> tuple[int, float, float, float]:
     raise IncompatibleDriver(f"SMO supports the Linear, RBF and Polynomial kernels; got {kernel!r}")
 
 
+def points(X: Any) -> tuple[Any, tuple]:
+    """``X`` as float64 (sparse stays CSR), and the tuple the numba core reads it through.
+
+    Sparse rows go as CSR arrays (``fill_row`` then costs the non-zeros); dense rows as one
+    C-contiguous array.
+    """
+    if sp.issparse(X):
+        X = sp.csr_array(X, dtype=np.float64)
+        X.sort_indices()
+        d = X.shape[1]
+        Z = (
+            np.empty((0, d)),
+            X.indptr.astype(np.int64),
+            X.indices.astype(np.int64),
+            np.ascontiguousarray(X.data, dtype=np.float64),
+            np.zeros(d),
+        )
+        return X, Z
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    empty_int = np.empty(0, dtype=np.int64)
+    return X, (X, empty_int, empty_int, np.empty(0), np.zeros(X.shape[1]))
+
+
 def _initial_gradient(
     kernel: Kernel, X: NDArray, a: NDArray, c: NDArray, x: NDArray
 ) -> NDArray[np.float64]:
@@ -214,9 +237,8 @@ class SMO(Driver):
         n = dual.n
         max_iter = options.max_iter or self.max_iter or max(10**6, 100 * n)
         kind, gamma, coef0, degree = _kernel_code(dual.kernel)
-        X = dual.X.toarray() if sp.issparse(dual.X) else np.asarray(dual.X)
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        sqn = np.einsum("ij,ij->i", X, X)
+        X, Z = points(dual.X)
+        sqn = np.ascontiguousarray(Linear().diagonal(X), dtype=np.float64)  # squared norms
         diag = np.asarray(dual.kernel.diagonal(X), dtype=np.float64)
         arrays = [
             np.ascontiguousarray(v, dtype=np.float64)
@@ -242,7 +264,7 @@ class SMO(Driver):
         owner = np.full(slots, -1, dtype=np.int64)
         stamp = np.zeros(slots, dtype=np.int64)
         counters = np.zeros(5, dtype=np.int64)
-        kernel_args = (X, sqn, kind, gamma, coef0, degree)
+        kernel_args = (Z, sqn, kind, gamma, coef0, degree)
         cache_args = (rows, slot_of, owner, stamp, counters)
         G = _initial_gradient(dual.kernel, X, a, c, x)
         active = np.ones(n, dtype=np.bool_)
@@ -260,7 +282,7 @@ class SMO(Driver):
             if budget <= 0:
                 break
             code, done, gap, dphi = core.run_chunk(
-                X, sqn, diag, kind, gamma, coef0, degree, a, c, u, kink, sb, sa,
+                Z, sqn, diag, kind, gamma, coef0, degree, a, c, u, kink, sb, sa,
                 x, G, active, *cache_args, float(tol), int(budget), second, paper,
                 self.shrinking, shrink_every, 1e-12,
             )  # fmt: skip

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
@@ -12,7 +13,7 @@ import optframe as of
 from optframe.data import Dataset
 from optframe.drivers import SMO
 from optframe.drivers import smo_core as core
-from optframe.drivers.smo import BoxQPDual, _kernel_code
+from optframe.drivers.smo import BoxQPDual, _kernel_code, points
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.kernels import RBF, Linear, Polynomial
 from optframe.models import PULearning, WeightedSVM
@@ -235,6 +236,18 @@ def test_svm_smo_matches_direct_and_svc(cancer, kernel, C, shrinking):
     )
 
 
+@pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.5)], ids=["linear", "rbf"])
+def test_svm_smo_on_sparse_rows_equals_dense(rng, kernel):
+    X = rng.normal(size=(150, 20)) * (rng.random((150, 20)) < 0.2)
+    y = np.where(X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=150) > 0, 1.0, -1.0)
+    dense = WeightedSVM(Dataset(X=X, y=y), C=2.0, kernel=kernel)
+    sparse = WeightedSVM(Dataset(X=sp.csr_array(X), y=y), C=2.0, kernel=kernel)
+    ref = of.solve(dense, driver=of.drivers.Direct(form="dual"), backend="clarabel")
+    for model in (dense, sparse):
+        result = of.solve(model, driver=SMO(tol=1e-7))
+        assert result.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
 def test_svm_without_intercept_is_incompatible(cancer):
     X, y = cancer
     model = WeightedSVM(Dataset(X=X, y=y), fit_intercept=False)
@@ -262,10 +275,12 @@ def test_iteration_limit_reports_a_valid_bound():
     assert not math.isnan(result.objective)
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=2, gamma=0.5)])
-def test_cached_rows_equal_the_kernel(rng, kernel):
-    X = rng.normal(size=(30, 4))
-    sqn = np.einsum("ij,ij->i", X, X)
+def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
+    X = rng.normal(size=(30, 4)) * (rng.random((30, 4)) < 0.5)
+    X, Z = points(sp.csr_array(X) if sparse else X)
+    sqn = Linear().diagonal(X)
     n = X.shape[0]
     rows = np.empty((3, n))
     slot_of, owner = np.full(n, -1, dtype=np.int64), np.full(3, -1, dtype=np.int64)
@@ -273,6 +288,6 @@ def test_cached_rows_equal_the_kernel(rng, kernel):
     code = _kernel_code(kernel)
     full = kernel.matrix(X)
     for i in [0, 5, 7, 0, 9, 5, 29]:  # hits and LRU evictions
-        row = core.get_row(i, X, sqn, *code, rows, slot_of, owner, stamp, counters)
+        row = core.get_row(i, Z, sqn, *code, rows, slot_of, owner, stamp, counters)
         np.testing.assert_allclose(row, full[i], rtol=1e-12, atol=1e-12)
     assert counters[core.ROWS] == 6  # the second 0 was a hit; 5 was evicted before its reuse

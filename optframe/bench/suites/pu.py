@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from optframe.bench.suite import Cell
 
@@ -343,10 +344,16 @@ def _svm_cell(name: str, method: str) -> dict[str, Any]:
     if method == "svc":
         from sklearn.svm import SVC
 
-        svc = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=256).fit(data.X, data.y)
+        X = data.X
+        if sp.issparse(X):  # libsvm's wrapper takes 32-bit sparse indices only
+            X = sp.csr_matrix(X)
+            X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+        svc = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=256).fit(X, data.y)
         seconds = time.perf_counter() - start
+        coef = svc.dual_coef_
+        coef = coef.toarray() if sp.issparse(coef) else np.asarray(coef)
         alpha = np.zeros(data.n_samples)
-        alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
+        alpha[svc.support_] = np.abs(coef.ravel())
         objective = model.dual_objective(alpha)
         return {"status": "done", "objective": objective, "seconds": seconds, "kernel": "gaussian"}
     result = of.solve(model, driver=SMO(tol=1e-3))
