@@ -44,7 +44,7 @@ class BoxQPDual:
     Parameters
     ----------
     X : array (n, d) or sparse
-        The points :math:`z_i` defining :math:`Q` (densified by the driver).
+        The points :math:`z_i` defining :math:`Q` (sparse rows stay sparse).
     kernel : Kernel
         :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
         :class:`~optframe.kernels.Polynomial`.
@@ -187,7 +187,7 @@ class SMO(Driver):
     Cost: the starting gradient takes one pass of kernel blocks over the start's support (BLAS);
     each step O(n) work plus at most two kernel rows (O(n d) each on a cache miss). Memory:
     O(n d) for the data and the vectors plus ``cache_bytes``; no n x n matrix unless it fits the
-    budget. Data are densified (float64).
+    budget. Sparse rows stay sparse (CSR): a kernel row costs the non-zeros.
 
     References
     ----------
