@@ -206,13 +206,18 @@ class L2SVM(Model):
             w = vector(solution, "w", self.name)
             return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
         alpha = vector(solution, "alpha", self.name)
+        last = self.__dict__.get("_last_margins")
+        if last is not None and last[0] is solution.get("alpha") and last[1] == alpha.tobytes():
+            return last[2]  # the same alpha as meb_solution's: skip the m x |support| kernel
         support = np.flatnonzero(alpha > 0)
         v = alpha[support] * self._y[support]
         if self.is_linear:
             w = np.asarray(self.data.X[support].T @ v, dtype=np.float64).ravel()
             return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
         g = kernel_product(self.kernel, self.data.X, self.data.X[support], v)
-        return g, float(v @ g[support])
+        result = (g, float(v @ g[support]))
+        object.__setattr__(self, "_last_margins", (solution.get("alpha"), alpha.tobytes(), result))
+        return result
 
     # ------------------------------------------------------------------------------- recovery
     def meb_solution(self, alpha: ArrayLike) -> dict[str, NDArray[np.float64]]:

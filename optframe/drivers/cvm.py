@@ -39,7 +39,7 @@ class CoreVectorMachine(Driver):
 
     Parameters
     ----------
-    eps, sample_size, verify, init_size, seed, cache_bytes, check_every
+    eps, sample_size, verify, init_size, seed, cache_bytes, dense_bytes, check_every
         As for :class:`~optframe.drivers.frank_wolfe.FrankWolfe`.
     redraws : int
         Draws of ``sample_size`` points per violator search (LibCVM: 7).
@@ -69,6 +69,7 @@ class CoreVectorMachine(Driver):
     max_iter: int | None = None
     max_smo_steps: int = 10**7
     cache_bytes: int = 256 * 1024**2
+    dense_bytes: int = 1024**3
     check_every: int = 100
 
     def __post_init__(self) -> None:
@@ -85,7 +86,7 @@ class CoreVectorMachine(Driver):
         eps = self.eps if options.tol is None else float(options.tol)
         check_common("CoreVectorMachine", eps, self.sample_size, self.init_size)
         max_iter = options.max_iter or self.max_iter or 10**6
-        prob = Problem(model, self.cache_bytes, "CoreVectorMachine")
+        prob = Problem(model, self.cache_bytes, "CoreVectorMachine", self.dense_bytes)
         thr = (1.0 + eps) ** 2 - 1.0
         prob.initial_ball(self.init_size, np.random.default_rng(self.seed), thr)
         core.seed(int(self.seed))

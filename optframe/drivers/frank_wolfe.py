@@ -68,6 +68,10 @@ class MEBDual:
         return int(np.asarray(self.sign).shape[0])
 
 
+# Dense copy of the points when at least this fraction of the entries is nonzero.
+DENSE_FILL = 0.25
+
+
 def check_common(name: str, eps: float, sample_size: int | None, init_size: int) -> None:
     """Validate the options shared by FW, MFW and CVM (ModelError naming the bad one)."""
     if not (isinstance(eps, int | float) and 0.0 < eps < 1.0):
@@ -83,7 +87,7 @@ def check_common(name: str, eps: float, sample_size: int | None, init_size: int)
 class Problem:
     """The arrays the numba kernels share: CSR points, kernel code, diagonal, cache and state."""
 
-    def __init__(self, model: Model, cache_bytes: int, driver: str) -> None:
+    def __init__(self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0) -> None:
         offered = model.meb_dual()  # type: ignore[attr-defined]
         self.dual = offered if isinstance(offered, MEBDual) else MEBDual(**offered)
         dual = self.dual
@@ -99,6 +103,19 @@ class Problem:
         self.indices = X.indices.astype(np.int64)
         self.data = X.data.astype(np.float64)
         self.sqn = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        rows, cols = X.shape
+        fits = rows * cols * 8 <= dense_bytes
+        self.Xd = (
+            np.ascontiguousarray(X.toarray())
+            if fits and X.nnz >= DENSE_FILL * rows * cols
+            else np.zeros((0, cols))
+        )
+        if self.Xd.shape[0] == 0:
+            Xc = sp.csc_array(X)
+            Xc.sort_indices()
+            self.csc = (Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64), Xc.data.copy())
+        else:
+            self.csc = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
         self.y = np.ascontiguousarray(dual.sign, dtype=np.float64)
         m = self.m = int(self.y.shape[0])
         if X.shape[0] != m:
@@ -110,7 +127,7 @@ class Problem:
         self.constant_diagonal = bool(np.ptp(self.diag) <= 1e-12 * self.delta2)
         self.work = np.zeros(X.shape[1])
         self.all_idx = np.arange(m, dtype=np.int64)
-        slots = int(min(m, max(2, cache_bytes // (12 * max(m, 1)))))
+        slots = int(min(m, max(2, cache_bytes // (16 * max(m, 1)))))
         self.cache = (
             np.empty((slots, m)),
             np.full((slots, m), -1, dtype=np.int64),
@@ -133,8 +150,9 @@ class Problem:
     # ------------------------------------------------------------------------------- helpers
     @property
     def points(self) -> tuple:
-        """(indptr, indices, data, sqn, y, kp)."""
-        return self.indptr, self.indices, self.data, self.sqn, self.y, self.kp
+        """(indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp)."""
+        return (self.indptr, self.indices, self.data, self.Xd, *self.csc, self.sqn, self.y,
+                self.kp)  # fmt: skip
 
     @property
     def q(self) -> int:
@@ -228,15 +246,27 @@ class Problem:
         history: list[IterationRecord],
         times: tuple[float, float],
         stats: dict[str, Any],
-        drift: float | None = None,
+        s_everywhere: bool = False,
+        recompute: bool = True,
     ) -> Result:
-        """Final exact pass (outside the solve time), the model's solution, objective and bound."""
+        """Final exact check (outside the solve time), the model's solution, objective and bound.
+
+        ``s_everywhere``: s was maintained on every point. ``recompute``: recompute s and R from
+        scratch (q columns) and report the drift of the maintained values; without it (only with
+        ``s_everywhere``) the check reads the maintained s.
+        """
         start, built = times
         solved = time.perf_counter()
         R_maintained = self.R
-        dplus, best, pass_drift = self.full_pass()
-        if drift is None:
-            drift = pass_drift
+        drift = math.nan
+        if recompute or not s_everywhere:
+            maintained = self.s.copy() if s_everywhere else None
+            dplus, best, drift = self.full_pass()
+            if maintained is not None:
+                drift = float(np.max(np.abs(maintained - self.s)))
+        else:
+            best = int(core.argmin(self.s))
+            dplus = self.delta_plus(best)
         thr = stats["threshold"]
         proven = dplus <= thr
         status = status_by_rule
@@ -257,6 +287,8 @@ class Problem:
             "R": self.R,
             "R_drift": abs(R_maintained - self.R),
             "cache_drift": drift,
+            "recomputed": recompute or not s_everywhere,
+            "dense": self.Xd.shape[0] > 0,
             "g": self.delta2 - self.R,
             "delta2": self.delta2,
             "constant_diagonal": self.constant_diagonal,
@@ -342,11 +374,14 @@ class FrankWolfe(Driver):
         The radius tolerance :math:`\varepsilon \in (0, 1)` (default 1e-6, as the paper).
     sample_size : int or None
         Candidates per step for :math:`i^\star`: the coreset plus this many uniform draws (the
-        paper's 59; notes option (c)); ``None`` searches all points and keeps :math:`s` on all of
-        them (one full kernel column per step).
+        paper's 59; notes option (c)); ``None`` searches all points. Either way :math:`s` is kept
+        on every point, so a candidate costs one lookup and the exact search O(m) comparisons:
+        sampling saves no kernel values here (it did in the paper's implementation, which kept
+        :math:`s` on the coreset only), it only changes which vertex is chosen.
     verify : bool
-        With sampling, run an exact pass over all points before stopping; if it finds a
-        violator, step toward it and go on. Without it the stop only certifies the samples.
+        With sampling, run an exact search over all points (on the maintained :math:`s`) before
+        stopping; if it finds a violator, step toward it and go on. Without it the stop only
+        certifies the samples.
     candidates : {"union", "sample"}
         With sampling: the draws and the coreset (notes option (c), default), or the draws
         only (option (a), the paper's wording; the coreset is used when every draw is in it).
@@ -359,7 +394,15 @@ class FrankWolfe(Driver):
     max_iter : int, optional
         Steps (default 10^6; ``solve(max_iter=...)`` overrides).
     cache_bytes : int
-        Memory budget of the kernel-column LRU cache (12 bytes per entry: value and tag).
+        Memory budget of the kernel-column LRU cache (16 bytes per entry: value and tag).
+    dense_bytes : int
+        Memory budget of a dense copy of the points, made when at least a quarter of the entries
+        are nonzero (a full kernel column is then one matrix-vector product).
+    recompute : bool
+        At exit, recompute :math:`s` and :math:`R` from scratch (q kernel columns, outside the
+        solve time) for the certificate and report the drift of the maintained values
+        (``stats["cache_drift"]``, ``stats["R_drift"]``); else certify from the maintained
+        :math:`s` (drift NaN).
     radius : {"maintained", "recursion", "paper"}
         ``"maintained"``: :math:`r^2 = \Delta^2 - R` and exact line search (default).
         ``"recursion"``: the paper's closed forms for :math:`\lambda` and its :math:`r^2`
@@ -377,15 +420,15 @@ class FrankWolfe(Driver):
     ``Result.objective`` is the model's objective at ``meb_solution(alpha)``. ``Result.bound`` is
     the lower end of the certified range of the model's optimum from
     :math:`R^\star \in [2 s_{\min} - R, R]` (the FW duality gap, section 3), computed at an exact
-    final pass (outside the solve time): for the L2SVM (``scale = -1/2``) it is :math:`-R/2`, and
-    ``stats["upper_bound"]`` is :math:`s_{\min} - R/2`. The status is OPTIMAL when that final pass
+    final search (outside the solve time): for the L2SVM (``scale = -1/2``) it is :math:`-R/2`, and
+    ``stats["upper_bound"]`` is :math:`s_{\min} - R/2`. The status is OPTIMAL when that final search
     proves :math:`\delta_+ \le (1+\varepsilon)^2 - 1` (always the case when the run stopped with
     an exact search or a verified sample), CONVERGED when the rule held on samples only,
     ITERATION_LIMIT or TIME_LIMIT otherwise. ``stats["delta_plus"]`` is the true value at exit.
 
-    Cost per step: without sampling one column of :math:`\tilde K` (m kernel values, O(nnz(X)))
-    plus O(m); with sampling ``sample_size`` x q kernel values for the draws and q for the
-    coreset entries of the column (q = coreset size). Memory O(nnz(X) + m) plus the cache.
+    Cost per step: one column of :math:`\tilde K` (m kernel values, O(nnz(X)), or a cache hit)
+    plus O(m) for the update of :math:`s` and O(q) for :math:`\alpha` (q = coreset size). Memory
+    O(nnz(X) + m) plus the cache and the dense copy.
     """
 
     name: ClassVar[str] = "frank_wolfe"
@@ -400,6 +443,8 @@ class FrankWolfe(Driver):
     seed: int = 0
     max_iter: int | None = None
     cache_bytes: int = 256 * 1024**2
+    dense_bytes: int = 1024**3
+    recompute: bool = True
     radius: str = "maintained"
     trace: bool = False
     check_every: int = 1000
@@ -424,7 +469,7 @@ class FrankWolfe(Driver):
         eps = self.eps if options.tol is None else float(options.tol)
         check_common("FrankWolfe", eps, self.sample_size, self.init_size)
         max_iter = options.max_iter or self.max_iter or 10**6
-        prob = Problem(model, self.cache_bytes, "FrankWolfe")
+        prob = Problem(model, self.cache_bytes, "FrankWolfe", self.dense_bytes)
         mode = RADIUS_MODES[self.radius]
         if mode != core.MAINTAINED and not prob.constant_diagonal:
             raise IncompatibleDriver(
@@ -436,8 +481,7 @@ class FrankWolfe(Driver):
         prob.initial_ball(self.init_size, rng, thr)
         core.seed(int(self.seed))
         exact = self.sample_size is None
-        if exact:
-            prob.full_pass()
+        prob.full_pass()  # s on every point, from the initial ball's columns
         prob.sc[core.S_R2] = prob.delta2 - prob.R
         rows = max_iter if self.trace else 0
         trace_f = np.zeros((rows, 5))
@@ -468,7 +512,8 @@ class FrankWolfe(Driver):
                 if not self.verify:
                     status = Status.CONVERGED
                     break
-                dplus, best, _ = prob.full_pass()
+                best = int(core.argmin(prob.s))  # the exact search: O(m) on the maintained s
+                dplus = prob.delta_plus(best)
                 if dplus <= thr:
                     status = Status.OPTIMAL
                     break
@@ -487,13 +532,6 @@ class FrankWolfe(Driver):
             "steps": steps,
             "sample_size": self.sample_size,
         }
-        drift = None
-        if exact:  # s was maintained on every point: measure it before the final pass
-            m_s = prob.s.copy()
-            R_m = prob.R
-            prob.full_pass()
-            drift = float(np.max(np.abs(m_s - prob.s)))
-            prob.sc[core.S_R] = R_m
         if self.trace:
             stats["trace"] = {
                 "R": trace_f[:steps, 0].copy(),
@@ -504,11 +542,13 @@ class FrankWolfe(Driver):
                 "kind": trace_i[:steps, 0].copy(),
                 "index": trace_i[:steps, 1].copy(),
                 "coreset": trace_i[:steps, 2].copy(),
+                "s": prob.s.copy(),
             }
         stats["r2_tracked"] = float(prob.sc[core.S_R2])
         return prob.finish(
-            model, self.name, status, steps, history, (start, built), stats, drift=drift
-        )
+            model, self.name, status, steps, history, (start, built), stats,
+            s_everywhere=True, recompute=self.recompute,
+        )  # fmt: skip
 
 
 @register_driver

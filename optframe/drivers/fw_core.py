@@ -15,10 +15,15 @@ closed form from one column of :math:`\tilde K` per step (section 2.5). The towa
 the FW gap is :math:`2(R - s_{i^*})` and :math:`\delta_+ = 2(R - s_{i^*}) / g`, which for a kernel
 with a constant diagonal is the paper's :math:`\gamma^2(\alpha; i^*)/r^2 - 1`.
 
-Points are CSR rows (dense data are converted), so a kernel column costs :math:`O(\mathrm{nnz})`.
-Columns of :math:`\tilde K` live in an LRU cache whose entries are filled lazily: a column holds
-the entries computed so far (all rows, or only the coreset rows, as each caller needs), tagged by
-the slot's generation so that eviction needs no reset.
+FW and MFW keep :math:`s` on every point, so a step costs one full column (m kernel values,
+nothing when the column is cached) plus O(m); CVM keeps it on the coreset and evaluates sampled
+candidates from scratch (its coreset weights all change at every inner solve). Points are CSR rows,
+so a kernel value costs :math:`O(\mathrm{nnz}(x_i))`; when the data are dense enough and fit a
+memory budget they are also given as a dense matrix ``Xd`` (a full column is then one
+matrix-vector product); ``Xd`` has no rows otherwise. Columns of :math:`\tilde K` live in an LRU
+cache whose entries are filled lazily: a column holds the entries computed so far (all rows, or
+only the coreset rows, as each caller needs), tagged by the slot's generation so that eviction
+needs no reset.
 """
 
 from __future__ import annotations
@@ -55,44 +60,66 @@ def seed(value):
     np.random.seed(value)  # noqa: NPY002 (numba's generator)
 
 
-@numba.njit(cache=True)
-def ktilde(i, j, indptr, indices, data, sqn, y, kp, counters):
-    """One entry of K~ by a merge of the two sorted CSR rows."""
-    a, ae, b, be = indptr[i], indptr[i + 1], indptr[j], indptr[j + 1]
-    dot = 0.0
-    while a < ae and b < be:
-        ia, ib = indices[a], indices[b]
-        if ia == ib:
-            dot += data[a] * data[b]
-            a += 1
-            b += 1
-        elif ia < ib:
-            a += 1
-        else:
-            b += 1
-    counters[EVALS] += 1
-    k = _finish(dot, sqn[i], sqn[j], int(kp[0]), kp[1], kp[2], kp[3])
-    value = y[i] * y[j] * (k + 1.0)
-    if i == j:
-        value += kp[4]
-    return value
+@numba.njit(cache=True, fastmath=True)
+def _ddot(a, b):
+    """Dense dot product (fastmath lets numba vectorize the reduction)."""
+    total = 0.0
+    for k in range(a.shape[0]):
+        total += a[k] * b[k]
+    return total
 
 
 @numba.njit(cache=True)
-def _fill(t, col, tag, gen, targets, n_targets, indptr, indices, data, sqn, y, kp, work, counters):
-    """Compute the entries col[i] = K~[i, t], i in targets[:n_targets], not yet tagged ``gen``."""
+def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow,
+          cval, sqn, y, kp, work,
+          counters):  # fmt: skip
+    """Compute the entries col[i] = K~[i, t], i in targets[:n_targets], not yet tagged ``gen``.
+
+    ``full``: the targets are all points. A full column is one matrix-vector product with the
+    dense points (``Xd`` has rows) or an accumulation along the CSC columns of x_t's features
+    (``cptr`` has entries); partial ones scatter x_t into ``work`` and dot each CSR row with it.
+    """
     kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
-    for p in range(indptr[t], indptr[t + 1]):
-        work[indices[p]] = data[p]
+    dense = Xd.shape[0] > 0
     yt, sqt = y[t], sqn[t]
     done = 0
+    if dense and full:
+        dots = Xd @ Xd[t]
+        for i in range(n_targets):
+            value = y[i] * yt * (_finish(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+            if i == t:
+                value += ridge
+            col[i] = value
+            tag[i] = gen
+        counters[EVALS] += n_targets
+        return
+    if full and cptr.shape[0] > 0:  # sparse full column: accumulate along the CSC columns
+        dots = np.zeros(n_targets)
+        for p in range(indptr[t], indptr[t + 1]):
+            f, v = indices[p], data[p]
+            for u in range(cptr[f], cptr[f + 1]):
+                dots[crow[u]] += v * cval[u]
+        for i in range(n_targets):
+            value = y[i] * yt * (_finish(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+            if i == t:
+                value += ridge
+            col[i] = value
+            tag[i] = gen
+        counters[EVALS] += n_targets
+        return
+    if not dense:
+        for p in range(indptr[t], indptr[t + 1]):
+            work[indices[p]] = data[p]
     for r in range(n_targets):
         i = targets[r]
         if tag[i] == gen:
             continue
-        dot = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            dot += data[p] * work[indices[p]]
+        if dense:
+            dot = _ddot(Xd[i], Xd[t])
+        else:
+            dot = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                dot += data[p] * work[indices[p]]
         value = y[i] * yt * (_finish(dot, sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
         if i == t:
             value += ridge
@@ -100,13 +127,14 @@ def _fill(t, col, tag, gen, targets, n_targets, indptr, indices, data, sqn, y, k
         tag[i] = gen
         done += 1
     counters[EVALS] += done
-    for p in range(indptr[t], indptr[t + 1]):
-        work[indices[p]] = 0.0
+    if not dense:
+        for p in range(indptr[t], indptr[t + 1]):
+            work[indices[p]] = 0.0
 
 
 @numba.njit(cache=True)
 def column(
-    t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+    t, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
     cols, tags, gens, slot_of, owner, stamp, is_full, counters,
 ):  # fmt: skip
     """Column t of K~ with at least the entries ``targets[:n_targets]`` (all when ``full``)."""
@@ -131,40 +159,48 @@ def column(
     stamp[s] = counters[CLOCK]
     if not is_full[s]:
         if full:
-            _fill(t, cols[s], tags[s], gens[s], targets, targets.shape[0], indptr, indices, data,
-                  sqn, y, kp, work, counters)  # fmt: skip
+            _fill(t, cols[s], tags[s], gens[s], targets, targets.shape[0], True, indptr, indices,
+                  data, Xd, cptr, crow, cval, sqn, y, kp, work, counters)  # fmt: skip
             is_full[s] = True
         else:
-            _fill(t, cols[s], tags[s], gens[s], targets, n_targets, indptr, indices, data, sqn, y,
-                  kp, work, counters)  # fmt: skip
+            _fill(t, cols[s], tags[s], gens[s], targets, n_targets, False, indptr, indices, data,
+                  Xd, cptr, crow, cval, sqn, y, kp, work, counters)  # fmt: skip
     return cols[s]
 
 
 @numba.njit(cache=True)
-def s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work, counters):
-    """s_i = sum_{j in core} alpha_j K~_ij for one point (scatter x_i, one sparse dot per j)."""
+def s_of_point(
+    i, core, q, alpha, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work, counters
+):
+    """s_i = sum_{j in core} alpha_j K~_ij for one point, from scratch (q kernel values)."""
     kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
-    for p in range(indptr[i], indptr[i + 1]):
-        work[indices[p]] = data[p]
+    dense = Xd.shape[0] > 0
+    if not dense:
+        for p in range(indptr[i], indptr[i + 1]):
+            work[indices[p]] = data[p]
     total = 0.0
     for r in range(q):
         j = core[r]
-        dot = 0.0
-        for p in range(indptr[j], indptr[j + 1]):
-            dot += data[p] * work[indices[p]]
+        if dense:
+            dot = _ddot(Xd[j], Xd[i])
+        else:
+            dot = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                dot += data[p] * work[indices[p]]
         value = y[i] * y[j] * (_finish(dot, sqn[i], sqn[j], kind, gamma, coef0, degree) + 1.0)
         if i == j:
             value += ridge
         total += alpha[j] * value
     counters[EVALS] += q
-    for p in range(indptr[i], indptr[i + 1]):
-        work[indices[p]] = 0.0
+    if not dense:
+        for p in range(indptr[i], indptr[i + 1]):
+            work[indices[p]] = 0.0
     return total
 
 
 @numba.njit(cache=True)
 def full_pass(
-    alpha, s, core, q, all_idx, indptr, indices, data, sqn, y, kp, work,
+    alpha, s, core, q, all_idx, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
     cols, tags, gens, slot_of, owner, stamp, is_full, counters,
 ):  # fmt: skip
     """Recompute s = K~ alpha on every point and return (R, argmin s, drift of the old s).
@@ -178,7 +214,8 @@ def full_pass(
     fresh = np.zeros(m)
     for r in range(q):
         j = core[r]
-        col = column(j, all_idx, m, True, indptr, indices, data, sqn, y, kp, work,
+        col = column(j, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
+                     kp, work,
                      cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
         a = alpha[j]
         for i in range(m):
@@ -217,16 +254,19 @@ def _remove(t, core, pos, ints):
 
 @numba.njit(cache=True)
 def fw_chunk(
-    indptr, indices, data, sqn, y, kp, diag, work, all_idx,
+    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag, work, all_idx,
     cols, tags, gens, slot_of, owner, stamp, is_full, counters,
     alpha, s, core, pos, ints, sc,
     sample_size, away, mode, thr, n_iter, trace_f, trace_i, with_core,
 ):  # fmt: skip
     """Run at most ``n_iter`` FW (``away=False``) or MFW steps; return (code, steps).
 
-    code 0: budget used; 1: delta_plus <= thr on the candidates (all points when
-    ``sample_size <= 0``, else ``sample_size`` uniform draws, the forced index and, when
-    ``with_core``, the coreset).
+    ``s = K~ alpha`` is maintained on every point: each step reads one full column of K~ (from
+    the cache, or m kernel values) and updates s in O(m). The toward candidates are all points
+    when ``sample_size <= 0``, else the draws among ``sample_size`` uniform ones that are not in
+    the coreset, the forced index and, when ``with_core``, the coreset (the coreset alone when no
+    candidate is left); their s values are lookups.
+    code 0: budget used; 1: delta_plus <= thr on the candidates.
     ``mode``: MAINTAINED (exact line search with the true diagonal, r^2 = Delta^2 - R),
     RECURSION (the paper's closed forms, corrected away-step sign) or PAPER_SIGN (the paper's
     literal step 21, erratum E1). Trace rows (when ``trace_f`` has rows): R, lambda, delta_plus,
@@ -260,13 +300,8 @@ def fw_chunk(
                 ints[FORCED] = -1
             for _ in range(sample_size):
                 i = np.random.randint(0, m)  # noqa: NPY002 (numba's generator)
-                if pos[i] >= 0:
-                    continue
-                v = s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work,
-                               counters)  # fmt: skip
-                s[i] = v
-                if v < best:
-                    best = v
+                if pos[i] < 0 and s[i] < best:  # draws outside the coreset, as before
+                    best = s[i]
                     imin = i
             if imin < 0:  # every draw was a coreset point: use the coreset
                 for r in range(q):
@@ -297,13 +332,11 @@ def fw_chunk(
         ints[LAST_J] = jmax
         if dplus <= thr:
             return 1, it
-        full = sample_size <= 0
-        targets = all_idx if full else core
-        n_targets = m if full else q
         if jmax >= 0 and dminus > dplus:
             # --- away step on jmax (drop step when the bound is hit)
             t = jmax
-            col = column(t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
+                         y, kp, work,
                          cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
             st, dt, at = s[t], diag[t], alpha[t]
             lam_max = at / (1.0 - at)
@@ -319,17 +352,11 @@ def fw_chunk(
                 r2 = sc[S_R2]
                 sc[S_R2] = (1.0 + lam) * r2 - lam * (1.0 + lam) * (dminus - 1.0) * r2
             R_new = (1.0 + lam) ** 2 * R - 2.0 * lam * (1.0 + lam) * st + lam * lam * dt
-            if full:
-                for i in range(m):
-                    s[i] = (1.0 + lam) * s[i] - lam * col[i]
-            else:
-                for r in range(q):
-                    i = core[r]
-                    s[i] = (1.0 + lam) * s[i] - lam * col[i]
-            total = 0.0
+            a, b = 1.0 + lam, lam
+            for i in range(m):
+                s[i] = a * s[i] - b * col[i]
             for r in range(q):
-                i = core[r]
-                alpha[i] *= 1.0 + lam
+                alpha[core[r]] *= a
             alpha[t] -= lam
             if drop:
                 alpha[t] = 0.0
@@ -342,8 +369,8 @@ def fw_chunk(
         else:
             # --- toward (FW) step on imin
             t = imin
-            new = pos[t] < 0
-            col = column(t, targets, n_targets, full, indptr, indices, data, sqn, y, kp, work,
+            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
+                         y, kp, work,
                          cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
             st, dt = s[t], diag[t]
             if mode == MAINTAINED:
@@ -353,19 +380,13 @@ def fw_chunk(
                 sc[S_R2] *= 1.0 + dplus * dplus / (4.0 * (1.0 + dplus))
             lam = min(max(lam, 0.0), 1.0)
             R_new = (1.0 - lam) ** 2 * R + 2.0 * lam * (1.0 - lam) * st + lam * lam * dt
-            if full:
-                for i in range(m):
-                    s[i] = (1.0 - lam) * s[i] + lam * col[i]
-            else:
-                for r in range(q):
-                    i = core[r]
-                    s[i] = (1.0 - lam) * s[i] + lam * col[i]
-                if new:
-                    s[t] = (1.0 - lam) * st + lam * dt
+            a, b = 1.0 - lam, lam
+            for i in range(m):
+                s[i] = a * s[i] + b * col[i]
             for r in range(q):
-                alpha[core[r]] *= 1.0 - lam
+                alpha[core[r]] *= a
             alpha[t] += lam
-            if new and lam > 0.0:
+            if pos[t] < 0 and lam > 0.0:
                 _add(t, core, pos, ints)
             counters[FW_STEPS] += 1
             kind = 0
@@ -374,15 +395,11 @@ def fw_chunk(
         total = 0.0
         for r in range(q):
             total += alpha[core[r]]
-        if abs(total - 1.0) > 1e-15:
+        if abs(total - 1.0) > 1e-14:
             for r in range(q):
                 alpha[core[r]] /= total
-            if full:
-                for i in range(m):
-                    s[i] /= total
-            else:
-                for r in range(q):
-                    s[core[r]] /= total
+            for i in range(m):
+                s[i] /= total
             R_new /= total * total
         sc[S_R] = R_new
         step = counters[STEPS]
@@ -400,8 +417,18 @@ def fw_chunk(
 
 
 @numba.njit(cache=True)
+def argmin(s):
+    """Index of the smallest entry (the exact toward vertex), O(m)."""
+    best = 0
+    for i in range(1, s.shape[0]):
+        if s[i] < s[best]:
+            best = i
+    return best
+
+
+@numba.njit(cache=True)
 def smo_core(
-    indptr, indices, data, sqn, y, kp, diag, work,
+    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag, work,
     cols, tags, gens, slot_of, owner, stamp, is_full, counters,
     alpha, s, core, q, R, tol, max_steps,
 ):  # fmt: skip
@@ -426,7 +453,8 @@ def smo_core(
         gap = hi - lo
         if gap <= tol:
             return R, step, gap
-        col_i = column(i, core, q, False, indptr, indices, data, sqn, y, kp, work,
+        col_i = column(i, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
+                       kp, work,
                        cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
         j = -1
         best = -1.0
@@ -439,10 +467,12 @@ def smo_core(
                     best = b * b / eta
                     j = k
         eta = max(diag[i] + diag[j] - 2.0 * col_i[j], 1e-12)
-        col_j = column(j, core, q, False, indptr, indices, data, sqn, y, kp, work,
+        col_j = column(j, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
+                       kp, work,
                        cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
         if slot_of[i] < 0:  # evicted (two-slot cache)
-            col_i = column(i, core, q, False, indptr, indices, data, sqn, y, kp, work,
+            col_i = column(i, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn,
+                           y, kp, work,
                            cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
         t = min((s[j] - lo) / eta, alpha[j])
         R += 2.0 * t * (s[i] - s[j]) + t * t * (diag[i] + diag[j] - 2.0 * col_i[j])
@@ -460,7 +490,8 @@ def smo_core(
 
 @numba.njit(cache=True)
 def cvm_search(
-    indptr, indices, data, sqn, y, kp, work, alpha, s, core, pos, q, m, sample_size, redraws,
+    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work, alpha, s, core, pos, q, m,
+    sample_size, redraws,
     R, g, thr, counters,
 ):  # fmt: skip
     """CVM's sampled violator search: up to ``redraws`` draws of ``sample_size`` non-core points.
@@ -477,7 +508,24 @@ def cvm_search(
             i = np.random.randint(0, m)  # noqa: NPY002 (numba's generator)
             if pos[i] >= 0:
                 continue
-            v = s_of_point(i, core, q, alpha, indptr, indices, data, sqn, y, kp, work, counters)
+            v = s_of_point(
+                i,
+                core,
+                q,
+                alpha,
+                indptr,
+                indices,
+                data,
+                Xd,
+                cptr,
+                crow,
+                cval,
+                sqn,
+                y,
+                kp,
+                work,
+                counters,
+            )
             s[i] = v
             d = 2.0 * (R - v) / g
             if d > best_d:

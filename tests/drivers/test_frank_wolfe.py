@@ -154,6 +154,34 @@ def test_cached_s_and_R_match_recomputation(rbf_model):
     assert result.stats["R"] == pytest.approx(R_of(rbf_model, alpha), rel=1e-12)
 
 
+@pytest.mark.parametrize("sample_size", [None, 59], ids=["exact", "sampled"])
+def test_maintained_s_is_K_alpha_on_every_point(rbf_model, sample_size):
+    """I-6: s = K~ alpha is kept on all points (sampled runs too), equal to K~ alpha recomputed."""
+    driver = MFW(sample_size=sample_size, eps=1e-9, trace=True)
+    result = of.solve(rbf_model, driver=driver)
+    alpha = result.solution["alpha"]
+    s = result.stats["trace"]["s"]
+    np.testing.assert_allclose(s, rbf_model.modified_gram() @ alpha, rtol=0, atol=1e-10)
+    assert result.stats["cache_drift"] <= 1e-10
+    # without the exit recomputation the certificate reads the maintained s
+    quick = of.solve(rbf_model, driver=MFW(sample_size=sample_size, eps=1e-9, recompute=False))
+    assert not quick.stats["recomputed"]
+    assert quick.stats["delta_plus"] == pytest.approx(result.stats["delta_plus"], rel=1e-6)
+    assert quick.status is of.Status.OPTIMAL
+
+
+@pytest.mark.parametrize("dense_bytes", [0, 1024**2], ids=["csc", "dense"])
+def test_column_paths_agree(dense_bytes):
+    """Full columns from the CSC accumulation or the dense product: the same MFW path."""
+    model = L2SVM(data(sparse=True), C=10.0, kernel=RBF(gamma=0.5))
+    ref = of.solve(model, driver=MFW(eps=1e-8, sample_size=None, dense_bytes=0, cache_bytes=1))
+    other = of.solve(model, driver=MFW(eps=1e-8, sample_size=None, dense_bytes=dense_bytes))
+    assert other.stats["dense"] == (dense_bytes > 0)
+    np.testing.assert_allclose(other.solution["alpha"], ref.solution["alpha"], atol=1e-10)
+    cvm = of.solve(model, driver=CoreVectorMachine(eps=1e-8, dense_bytes=dense_bytes))
+    assert cvm.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
 @pytest.mark.parametrize("kernel", [Polynomial(degree=2, gamma=0.5, coef0=0.0), RBF(gamma=0.5)])
 def test_exact_line_search(kernel):
     """I-7: each step's lambda minimizes R along its direction on its interval (dense grid)."""

@@ -8,11 +8,14 @@ Protocol (Frandi et al. section 5, notes/frank_wolfe.md section 4):
   5,000 scored) over :math:`\{2^0, 2^2, \dots, 2^{12}\}` with MFW (the paper tunes with CVM on
   every power of 2); the same C and kernel for all four methods. SVC solves the L1-SVM, so its
   accuracy is that of another model: both are reported, not compared as solvers;
-* eps = 1e-6, 59 sampled candidates, 20-point initial ball, no verification pass (the paper has
-  none; the true delta_plus at exit is recorded and the status says whether it was proven);
-  FW's candidates are the draws only (the paper's wording: with the coreset among the candidates
-  plain FW rarely stops, note A1), MFW's the draws and the coreset (note option (c)), CVM draws up
-  to 7 x 59 non-coreset points (LibCVM);
+* eps = 1e-6, 20-point initial ball. FW and MFW keep s = K~ alpha on every point (one kernel
+  column per step), so candidates are lookups: FW takes 59 draws outside the coreset and no
+  verification pass (the paper's wording; with the coreset among the candidates plain FW rarely
+  stops, note A1), MFW the draws and the coreset (note option (c)) with the exact O(m) search
+  before stopping (so its stop is proven), ``mfw_all`` the exact search at every step; CVM draws
+  up to 7 x 59 non-coreset points (LibCVM), each evaluated from scratch on the coreset, no
+  verification pass. The true delta_plus at exit is recorded and the status says whether it was
+  proven. Kernel caches: ``CACHE_MB`` for ours and for SVC's ``cache_size``;
   5 seeds (FW/MFW/CVM: the seed of the initial ball and of the sampling; SVC is deterministic and
   runs once per seed for its timing spread);
 * test sets: the files of a9a, ijcnn1, usps and reuters; the other sets (a1a, a5a, a8a, w8a,
@@ -56,7 +59,9 @@ DATASETS = (
     "a1a", "a5a", "a8a", "a9a", "w8a", "ijcnn1", "usps", "letter", "shuttle", "reuters",
     "skin_nonskin", "kddcup",
 )  # fmt: skip
-METHODS = ("fw", "mfw", "cvm", "svc")
+METHODS = ("fw", "mfw", "mfw_all", "cvm", "svc")
+# Kernel cache of every method (MB): ours (16 bytes per entry) and libsvm's (SVC cache_size).
+CACHE_MB = 4096
 MULTICLASS = ("usps", "letter", "shuttle")
 SCALE = ("letter", "shuttle", "skin_nonskin", "kddcup")
 SVC_LIMIT = 60_000
@@ -138,7 +143,7 @@ def cells(quick: bool) -> list[Cell]:
             continue
         for seed in range(_seeds(quick)):
             for method in METHODS:
-                if quick and name == "usps" and method in ("fw", "cvm"):
+                if quick and name == "usps" and method in ("fw", "cvm", "mfw_all"):
                     continue
                 grid.append(Cell({"dataset": name, "method": method, "seed": seed,
                                   "quick": quick}))  # fmt: skip
@@ -215,11 +220,15 @@ def _gamma(X: Any) -> float:
 def _driver(method: str, seed: int) -> Any:
     from optframe.drivers import FW, MFW, CoreVectorMachine
 
+    cache = CACHE_MB * 1024**2
     if method == "cvm":
-        return CoreVectorMachine(eps=EPS, seed=seed, verify=False)
+        return CoreVectorMachine(eps=EPS, seed=seed, verify=False, cache_bytes=cache)
     if method == "fw":
-        return FW(eps=EPS, seed=seed, verify=False, candidates="sample", max_iter=10**6)
-    return MFW(eps=EPS, seed=seed, verify=False)
+        return FW(eps=EPS, seed=seed, verify=False, candidates="sample", max_iter=10**6,
+                  cache_bytes=cache, recompute=False, check_every=20_000)  # fmt: skip
+    sample = None if method == "mfw_all" else 59
+    return MFW(eps=EPS, seed=seed, sample_size=sample, verify=True, cache_bytes=cache,
+               recompute=False, check_every=20_000)  # fmt: skip
 
 
 def _fit_binary(X: Any, y: np.ndarray, C: float, gamma: float, method: str, seed: int) -> Any:
@@ -263,7 +272,7 @@ def _train_and_score(X, y, Xt, yt, name, C, gamma, method, seed) -> tuple[float,
         start = time.perf_counter()
         X, Xt = _int32(X), _int32(Xt)
         start = time.perf_counter()
-        svc = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=256).fit(X, y)
+        svc = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=CACHE_MB).fit(X, y)
         seconds = time.perf_counter() - start
         acc = 100.0 * float(np.mean(svc.predict(Xt) == yt))
         return seconds, acc, {"status": "done", "support": int(svc.support_.size)}
