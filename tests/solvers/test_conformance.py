@@ -186,7 +186,6 @@ def test_iteration_limit_quietly(cls, make, capfd):
         warnings.simplefilter("always", UserWarning)
         result = solve(cls, make(), max_iter=1)
     assert result.status is Status.ITERATION_LIMIT, result.message
-    assert result.seconds < 10
     assert capfd.readouterr() == ("", "")
     assert [w for w in caught if issubclass(w.category, UserWarning)] == []
 
