@@ -164,7 +164,11 @@ class SMO(Driver):
     stopping : {"complete", "paper"}
         ``"paper"`` reproduces USMO's rule (g1)-(g3) (its pairs only): it can stop early.
     shrinking : bool
-        LIBSVM-style shrinking of variables stuck at a bound (every ``min(n, 1000)`` steps).
+        LIBSVM-style shrinking of variables stuck at a bound (every ``min(n, 1000)`` steps). Off
+        by default: without LIBSVM's running sum over the variables at their upper bound, the
+        gradient reconstruction at the end costs one kernel row per support vector, which
+        outweighed the savings in every case measured (a9a, 12,000 rows, RBF: 9,246 kernel rows
+        and 26.3 s with shrinking, 5,347 rows and 18.7 s without, same 3,248 steps).
     cache_bytes : int
         Memory budget of the kernel-row LRU cache (full rows of n floats; at least two rows).
         When n rows fit, the whole kernel matrix ends up cached.
@@ -204,7 +208,7 @@ class SMO(Driver):
     max_iter: int | None = None
     working_set: str = "second_order"
     stopping: str = "complete"
-    shrinking: bool = True
+    shrinking: bool = False
     cache_bytes: int = 256 * 1024**2
     warm_start: NDArray[np.float64] | None = field(default=None, repr=False)
     check_every: int = 2000
