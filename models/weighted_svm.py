@@ -651,7 +651,7 @@ class WeightedSVM(Model):
         intercept: see :meth:`lacks_box_dual`).
         """
         return {
-            "Z": self._z(),
+            "Z": _box_z(self),
             "target": np.ones(self.data.n_samples),
             "lower": np.zeros(self.data.n_samples),
             "upper": self._cost.copy(),
@@ -676,3 +676,23 @@ class WeightedSVM(Model):
         return FixedSampleDual(dual, self.name)
 
     # --- end of linear box dual ------------------------------------------------------------------
+
+
+# Z = diag(y) X of the last data set asked for: along a C path every value's model (and its
+# reduced problems) shares the Dataset, so Z is formed once and the DCD driver's per-matrix
+# preparation is reused. Z depends only on the data (y is data.y); the entry goes with the data.
+_BOX_Z: dict[int, tuple[Any, Any]] = {}
+
+
+def _box_z(model: WeightedSVM) -> Any:
+    import weakref
+
+    data = model.data
+    entry = _BOX_Z.get(id(data))
+    if entry is not None and entry[0]() is data:
+        return entry[1]
+    Z = model._z()
+    _BOX_Z.clear()
+    _BOX_Z[id(data)] = (weakref.ref(data), Z)
+    weakref.finalize(data, _BOX_Z.pop, id(data), None)
+    return Z

@@ -132,3 +132,22 @@ def test_bad_input():
         model.with_fixed(np.ones(20, dtype=bool), np.full(20, 2.0))
     with pytest.raises(ModelError, match="shape"):
         model.with_fixed(np.ones(3, dtype=bool), np.zeros(3))
+
+
+def test_prepared_matrices_are_not_confused_between_models():
+    # DCD caches the CSR view of Z per matrix object; alternating models must not mix them
+    first, second = lad_data(seed=1), lad_data(seed=2)
+    models = [RegularizedLAD(d, C=1.0, fit_intercept=False) for d in (first, second)]
+    refs = [reference(m) for m in models]
+    for m, ref in [*zip(models, refs, strict=True), (models[0], refs[0])]:
+        check(of.solve(m, driver=DCD(tol=1e-8)), ref)
+
+
+def test_svm_box_dual_matrix_is_shared_along_a_path():
+    data = make_toy(1, 0, n_per_class=30)
+    a = WeightedSVM(data, C=0.1, fit_intercept=False)
+    b = WeightedSVM(data, C=1.0, fit_intercept=False)
+    assert a.box_dual()["Z"] is b.box_dual()["Z"]
+    other = WeightedSVM(make_toy(1, 1, n_per_class=30), C=0.1, fit_intercept=False)
+    Z = other.box_dual()["Z"]
+    np.testing.assert_array_equal(Z, other.data.X * other.data.y[:, None])
