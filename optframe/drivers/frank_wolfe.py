@@ -87,7 +87,10 @@ def check_common(name: str, eps: float, sample_size: int | None, init_size: int)
 class Problem:
     """The arrays the numba kernels share: CSR points, kernel code, diagonal, cache and state."""
 
-    def __init__(self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0) -> None:
+    def __init__(
+        self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0,
+        entry_bytes: int = 16,
+    ) -> None:  # fmt: skip
         offered = model.meb_dual()  # type: ignore[attr-defined]
         self.dual = offered if isinstance(offered, MEBDual) else MEBDual(**offered)
         dual = self.dual
@@ -127,10 +130,15 @@ class Problem:
         self.constant_diagonal = bool(np.ptp(self.diag) <= 1e-12 * self.delta2)
         self.work = np.zeros(X.shape[1])
         self.all_idx = np.arange(m, dtype=np.int64)
-        slots = int(min(m, max(2, cache_bytes // (16 * max(m, 1)))))
+        # entry_bytes: 16 when partial columns are common (value and tag, CVM), 8 when the
+        # columns are full (FW/MFW: only the initial ball's columns ever touch their tags)
+        self.entry_bytes = int(entry_bytes)
+        slots = int(min(m, max(2, cache_bytes // (self.entry_bytes * max(m, 1)))))
         self.cache = (
             np.empty((slots, m)),
-            np.full((slots, m), -1, dtype=np.int64),
+            # tags start at 0 and generations at 1 (a slot's first use): np.zeros is a lazy
+            # calloc, so only the pages of the columns actually used are ever touched
+            np.zeros((slots, m), dtype=np.int64),
             np.zeros(slots, dtype=np.int64),
             np.full(m, -1, dtype=np.int64),
             np.full(slots, -1, dtype=np.int64),
@@ -283,6 +291,10 @@ class Problem:
         support = int(np.count_nonzero(alpha))
         stats |= {
             "delta_plus": dplus,
+            # 1 - s_min / R: the largest KKT violation of the unnormalized L2-SVM dual
+            # min b'K~b/2 - sum(b), b >= 0, at b = alpha / R (gradient s / R - 1), in the units
+            # of libsvm's tol (there: the violating-pair gap of the L1-SVM dual)
+            "kkt_violation": 1.0 - float(self.s[best]) / max(self.R, 1e-300),
             "proven": proven,
             "R": self.R,
             "R_drift": abs(R_maintained - self.R),
@@ -300,7 +312,7 @@ class Problem:
             "cache_hits": int(counters[core.HITS]),
             "cache_misses": int(counters[core.MISSES]),
             "cache_slots": self.slots,
-            "cache_bytes": self.slots * self.m * 16,
+            "cache_bytes": self.slots * self.m * self.entry_bytes,
             "full_passes": self.full_passes,
             "fw_steps": int(counters[core.FW_STEPS]),
             "away_steps": int(counters[core.AWAY_STEPS]),
@@ -394,7 +406,8 @@ class FrankWolfe(Driver):
     max_iter : int, optional
         Steps (default 10^6; ``solve(max_iter=...)`` overrides).
     cache_bytes : int
-        Memory budget of the kernel-column LRU cache (16 bytes per entry: value and tag).
+        Memory budget of the kernel-column LRU cache (8 bytes per entry: the columns are full,
+        so their tags are never touched; CVM counts 16).
     dense_bytes : int
         Memory budget of a dense copy of the points, made when at least a quarter of the entries
         are nonzero (a full kernel column is then one matrix-vector product).
@@ -469,7 +482,7 @@ class FrankWolfe(Driver):
         eps = self.eps if options.tol is None else float(options.tol)
         check_common("FrankWolfe", eps, self.sample_size, self.init_size)
         max_iter = options.max_iter or self.max_iter or 10**6
-        prob = Problem(model, self.cache_bytes, "FrankWolfe", self.dense_bytes)
+        prob = Problem(model, self.cache_bytes, "FrankWolfe", self.dense_bytes, entry_bytes=8)
         mode = RADIUS_MODES[self.radius]
         if mode != core.MAINTAINED and not prob.constant_diagonal:
             raise IncompatibleDriver(

@@ -78,6 +78,8 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
     ``full``: the targets are all points. A full column is one matrix-vector product with the
     dense points (``Xd`` has rows) or an accumulation along the CSC columns of x_t's features
     (``cptr`` has entries); partial ones scatter x_t into ``work`` and dot each CSR row with it.
+    A full column does not write ``tag`` (its slot is flagged ``is_full``, checked first), so
+    FW/MFW never touch the tag pages.
     """
     kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
     dense = Xd.shape[0] > 0
@@ -90,7 +92,6 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
             if i == t:
                 value += ridge
             col[i] = value
-            tag[i] = gen
         counters[EVALS] += n_targets
         return
     if full and cptr.shape[0] > 0:  # sparse full column: accumulate along the CSC columns
@@ -104,7 +105,6 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
             if i == t:
                 value += ridge
             col[i] = value
-            tag[i] = gen
         counters[EVALS] += n_targets
         return
     if not dense:
@@ -252,6 +252,18 @@ def _remove(t, core, pos, ints):
     ints[Q] = q
 
 
+@numba.njit(cache=True, inline="always")
+def _scale(alpha, core, q, a):
+    """alpha[core] *= a; return the new sum over the coreset (one pass)."""
+    total = 0.0
+    for r in range(q):
+        k = core[r]
+        v = alpha[k] * a
+        alpha[k] = v
+        total += v
+    return total
+
+
 @numba.njit(cache=True)
 def fw_chunk(
     indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag, work, all_idx,
@@ -277,6 +289,21 @@ def fw_chunk(
     for it in range(n_iter):
         q = ints[Q]
         R = sc[S_R]
+        # --- one pass over the coreset: its argmin s (sampled candidates with the coreset)
+        # and its argmax s (the away vertex)
+        use_min = sample_size > 0 and with_core
+        use_max = away and q > 1
+        cmin, cimin, cmax, cjmax = INF, -1, -INF, -1
+        if use_min or use_max:
+            for r in range(q):
+                k = core[r]
+                v = s[k]
+                if v < cmin:
+                    cmin = v
+                    cimin = k
+                if v > cmax:
+                    cmax = v
+                    cjmax = k
         # --- toward candidate: argmin s over the candidates
         imin = -1
         best = INF
@@ -287,11 +314,7 @@ def fw_chunk(
                     imin = i
         else:
             if with_core:
-                for r in range(q):
-                    i = core[r]
-                    if s[i] < best:
-                        best = s[i]
-                        imin = i
+                best, imin = cmin, cimin
             forced = ints[FORCED]
             if forced >= 0:
                 if s[forced] < best:
@@ -310,14 +333,7 @@ def fw_chunk(
                         best = s[i]
                         imin = i
         # --- away candidate: argmax s over the coreset
-        jmax = -1
-        if away and q > 1:
-            worst = -INF
-            for r in range(q):
-                j = core[r]
-                if s[j] > worst:
-                    worst = s[j]
-                    jmax = j
+        jmax = cjmax if use_max else -1
         g = max(delta2 - R, 1e-300)
         if mode == MAINTAINED:
             dplus = 2.0 * (R - s[imin]) / g
@@ -355,8 +371,8 @@ def fw_chunk(
             a, b = 1.0 + lam, lam
             for i in range(m):
                 s[i] = a * s[i] - b * col[i]
-            for r in range(q):
-                alpha[core[r]] *= a
+            total = _scale(alpha, core, q, a)
+            at_scaled = alpha[t]
             alpha[t] -= lam
             if drop:
                 alpha[t] = 0.0
@@ -366,6 +382,7 @@ def fw_chunk(
             else:
                 counters[AWAY_STEPS] += 1
                 kind = 1
+            total += alpha[t] - at_scaled
         else:
             # --- toward (FW) step on imin
             t = imin
@@ -383,18 +400,16 @@ def fw_chunk(
             a, b = 1.0 - lam, lam
             for i in range(m):
                 s[i] = a * s[i] + b * col[i]
-            for r in range(q):
-                alpha[core[r]] *= a
+            total = _scale(alpha, core, q, a)
+            at_scaled = alpha[t]
             alpha[t] += lam
             if pos[t] < 0 and lam > 0.0:
                 _add(t, core, pos, ints)
+            total += alpha[t] - at_scaled
             counters[FW_STEPS] += 1
             kind = 0
         # --- keep sum(alpha) = 1 to rounding: rescale alpha, s and R together
         q = ints[Q]
-        total = 0.0
-        for r in range(q):
-            total += alpha[core[r]]
         if abs(total - 1.0) > 1e-14:
             for r in range(q):
                 alpha[core[r]] /= total

@@ -69,3 +69,21 @@ def test_one_vs_one_voting_and_ties():
     assert ovo.predict(np.zeros((1, 1)))[0] == 5.0
     with pytest.raises(DataError, match="two classes"):
         one_vs_one(Dataset(X=X, y=np.ones(6)), Threshold)
+
+
+def test_suite_summary_runs_the_tests_on_five_complete_sets():
+    rng = np.random.default_rng(0)
+    records = [
+        {
+            "dataset": f"d{k}",
+            "method": method,
+            "seconds": float(rng.uniform(1, 9)),
+            "accuracy": 90.0,
+        }
+        for k in range(5)
+        for method in ("mfw", "mfw_all", "svc")
+    ]
+    text = fw.summarize(records)
+    assert "over 5 sets (d0, d1, d2, d3, d4): Wilcoxon MFW vs SVC" in text
+    assert "CVM/FW/MFW tests not run: 0 sets" in text
+    assert "MFW/mfw_all/SVC tests not run: 4 sets" in fw.summarize(records[:-1])

@@ -219,6 +219,28 @@ def test_kkt_at_exit(rbf_model):
     assert result.solution["rho"][0] == pytest.approx(R, rel=1e-3)
 
 
+def test_kkt_violation_of_the_unnormalized_dual(rbf_model):
+    """kkt_violation = max_i -(K~ beta - 1)_i at beta = alpha / R, and = delta_plus g / (2 R)."""
+    result = of.solve(rbf_model, driver=MFW(eps=1e-4, sample_size=None))
+    alpha, st = result.solution["alpha"], result.stats
+    K = rbf_model.modified_gram()
+    beta = alpha / (alpha @ K @ alpha)
+    assert st["kkt_violation"] == pytest.approx(np.max(1.0 - K @ beta), rel=1e-8)
+    assert st["kkt_violation"] == pytest.approx(
+        st["delta_plus"] * st["g"] / (2 * st["R"]), rel=1e-8
+    )
+
+
+def test_cache_entry_bytes():
+    """FW/MFW columns are full (8 bytes per entry); CVM's are partial (value and tag, 16)."""
+    model = L2SVM(data(m=100), C=10.0, kernel=RBF(gamma=0.5))
+    budget = 100 * 8 * 10
+    a = of.solve(model, driver=MFW(cache_bytes=budget))
+    b = of.solve(model, driver=CoreVectorMachine(cache_bytes=budget))
+    assert (a.stats["cache_slots"], b.stats["cache_slots"]) == (10, 5)
+    assert a.stats["cache_bytes"] == b.stats["cache_bytes"] == budget
+
+
 def test_linear_kernel_matches_liblinear():
     """I-12: MFW with the linear kernel, scaled by 1/rho, is LinearSVC(C/2, squared hinge)."""
     model = L2SVM(data(m=120, seed=3), C=4.0, kernel="linear")
