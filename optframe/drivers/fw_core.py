@@ -33,6 +33,8 @@ import math
 import numba
 import numpy as np
 
+from optframe.drivers.smo_core import kernel_from_dot as _kernel
+
 INF = math.inf
 
 # counters[] slots
@@ -43,15 +45,6 @@ Q, FORCED, LAST_I, LAST_J = range(4)
 S_R, S_R2, S_DPLUS, S_DMINUS, S_DELTA2 = range(5)
 # radius modes
 MAINTAINED, RECURSION, PAPER_SIGN = 0, 1, 2
-
-
-@numba.njit(cache=True, inline="always")
-def _finish(dot, sqi, sqj, kind, gamma, coef0, degree):
-    if kind == 0:
-        return dot
-    if kind == 1:
-        return math.exp(-gamma * max(sqi + sqj - 2.0 * dot, 0.0))
-    return (gamma * dot + coef0) ** degree
 
 
 @numba.njit(cache=True)
@@ -88,7 +81,7 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
     if dense and full:
         dots = Xd @ Xd[t]
         for i in range(n_targets):
-            value = y[i] * yt * (_finish(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+            value = y[i] * yt * (_kernel(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
             if i == t:
                 value += ridge
             col[i] = value
@@ -101,7 +94,7 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
             for u in range(cptr[f], cptr[f + 1]):
                 dots[crow[u]] += v * cval[u]
         for i in range(n_targets):
-            value = y[i] * yt * (_finish(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+            value = y[i] * yt * (_kernel(dots[i], sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
             if i == t:
                 value += ridge
             col[i] = value
@@ -120,7 +113,7 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
             dot = 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 dot += data[p] * work[indices[p]]
-        value = y[i] * yt * (_finish(dot, sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
+        value = y[i] * yt * (_kernel(dot, sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
         if i == t:
             value += ridge
         col[i] = value
@@ -187,7 +180,7 @@ def s_of_point(
             dot = 0.0
             for p in range(indptr[j], indptr[j + 1]):
                 dot += data[p] * work[indices[p]]
-        value = y[i] * y[j] * (_finish(dot, sqn[i], sqn[j], kind, gamma, coef0, degree) + 1.0)
+        value = y[i] * y[j] * (_kernel(dot, sqn[i], sqn[j], kind, gamma, coef0, degree) + 1.0)
         if i == j:
             value += ridge
         total += alpha[j] * value

@@ -38,7 +38,7 @@ CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS = 0, 1, 2, 3, 4
 
 
 @numba.njit(cache=True, inline="always")
-def _finish(dot, sqn_i, sqn_j, kind, gamma, coef0, degree):
+def kernel_from_dot(dot, sqn_i, sqn_j, kind, gamma, coef0, degree):
     """The kernel from <z_i, z_j>: 0 linear, 1 RBF, 2 polynomial."""
     if kind == 0:
         return dot
@@ -64,7 +64,7 @@ def fill_row(i, Z, sqn, kind, gamma, coef0, degree, row):
             dot = 0.0
             for p in range(indptr[j], indptr[j + 1]):
                 dot += values[p] * scratch[indices[p]]
-            row[j] = _finish(dot, sqn[i], sqn[j], kind, gamma, coef0, degree)
+            row[j] = kernel_from_dot(dot, sqn[i], sqn[j], kind, gamma, coef0, degree)
         for p in range(indptr[i], indptr[i + 1]):
             scratch[indices[p]] = 0.0
         return
@@ -73,7 +73,7 @@ def fill_row(i, Z, sqn, kind, gamma, coef0, degree, row):
         dot = 0.0
         for f in range(d):
             dot += dense[i, f] * dense[j, f]
-        row[j] = _finish(dot, sqn[i], sqn[j], kind, gamma, coef0, degree)
+        row[j] = kernel_from_dot(dot, sqn[i], sqn[j], kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True)
