@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import abc
 import importlib.util
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from optframe.basis import Basis
-from optframe.errors import SolverUnavailable
+from optframe.errors import OptframeError, SolverUnavailable
 from optframe.model import Formulation, ProblemClass, RawSolution
 from optframe.result import Status
+
+
+def threads_from_environment() -> int | None:
+    """``OPTFRAME_THREADS`` as a positive int, or None when it is unset or empty."""
+    text = os.environ.get("OPTFRAME_THREADS", "").strip()
+    if not text:
+        return None
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise OptframeError(f"OPTFRAME_THREADS must be a positive integer; got {text!r}")
+    return threads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +47,8 @@ class SolveOptions:
     time_limit : float, optional
         Wall seconds; a solve that hits it returns ``Status.TIME_LIMIT``.
     threads : int, optional
-        Threads the solver may use.
+        Threads the solver may use (default: the environment variable ``OPTFRAME_THREADS``,
+        which ``optframe bench`` sets to 1 in its workers, else the solver's own default).
     max_iter : int, optional
         Iteration limit (simplex, barrier or ADMM iterations, as the solver counts them); a solve
         that hits it returns ``Status.ITERATION_LIMIT``.
@@ -47,7 +63,7 @@ class SolveOptions:
 
     tol: float | None = None
     time_limit: float | None = None
-    threads: int | None = None
+    threads: int | None = field(default_factory=threads_from_environment)
     max_iter: int | None = None
     verbose: bool = False
     solver_options: Mapping[str, Any] = field(default_factory=dict)

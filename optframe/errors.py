@@ -51,3 +51,15 @@ class OptframeWarning(UserWarning):
 
 class ConvergenceWarning(OptframeWarning):
     """A driver stopped without proving optimality."""
+
+
+class UnknownSuite(OptframeError, ValueError):
+    """No benchmark suite has the requested name."""
+
+
+class ResultStoreError(OptframeError, OSError):
+    """The results database cannot be created, written, or read (corrupt, half-written, locked)."""
+
+
+class SchedulerUnreachable(OptframeError, ConnectionError):
+    """The Dask scheduler given to ``optframe bench --scheduler`` did not answer in time."""

@@ -151,6 +151,50 @@ class Result:
         """Predict labels (classifiers) or targets (regression) at ``X``."""
         return self._predictor().predict(self.solution, X)
 
+    def plot(self, ax: Any = None, *, x: str = "seconds") -> Any:
+        """Plot the history: objective and bound against ``x``, the relative gap on a log axis.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; a new figure's axes by default.
+        x : {"seconds", "iteration"}
+            The horizontal axis. Without a history, the final point is drawn.
+
+        Returns
+        -------
+        matplotlib Axes
+            ``ax``; the gap is on its twin axis (``ax.right_ax``), when a bound was recorded.
+        """
+        if x not in ("seconds", "iteration"):
+            raise ValueError(f"x must be 'seconds' or 'iteration'; got {x!r}")
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots()
+        rows = self.history or (
+            IterationRecord(self.iterations, self.timings.total, self.objective, self.bound),
+        )
+        xs = np.array([getattr(r, x) for r in rows], dtype=np.float64)
+        objective = np.array([r.objective for r in rows], dtype=np.float64)
+        bound = np.array([np.nan if r.bound is None else r.bound for r in rows], dtype=np.float64)
+        gap = np.array([relative_gap(r.objective, r.bound) for r in rows], dtype=np.float64)
+        ax.plot(xs, objective, ".-", label="objective")
+        if np.isfinite(bound).any():
+            ax.plot(xs, bound, ".--", label="bound")
+        ax.set_xlabel(x)
+        ax.set_ylabel("objective")
+        ax.set_title(f"{self.model} | {self.driver}: {self.status.value}", fontsize=9)
+        ax.legend(loc="center right", fontsize=8)
+        shown = np.isfinite(gap) & (gap > 0)
+        if shown.any():
+            right = ax.twinx()
+            right.semilogy(xs[shown], gap[shown], ":", color="0.4", marker=".", label="gap")
+            right.set_ylabel("relative gap")
+            right.legend(loc="upper right", fontsize=8)
+            ax.right_ax = right
+        return ax
+
     def summary(self) -> str:
         """One line: status, objective, bound, gap and seconds."""
         bound = "—" if self.bound is None else f"{self.bound:.10g}"

@@ -59,26 +59,33 @@ def test_datasets_lists_found_files(capsys):
     assert "a9a" in out
 
 
-def test_bench_list_and_quick_direct(tmp_path, capsys):
+def test_bench_list_and_quick_direct_serial(tmp_path, capsys):
     assert main(["bench", "--list"]) == 0
     assert "direct" in capsys.readouterr().out
-    report = tmp_path / "direct.md"
-    assert main(["bench", "direct", "--quick", "--report", str(report)]) == 0
-    text = report.read_text()
+    db = tmp_path / "results.sqlite"
+    argv = ["bench", "direct", "--quick", "--serial", "--db", str(db), "--report", str(tmp_path)]
+    assert main(argv) == 0
+    text = (tmp_path / "direct.md").read_text()
     assert "highspy by hand" in text
     assert "failed" not in text
+    # a second run finds every cell in the database and runs nothing
+    assert main(argv) == 0
+    assert "6 cells already in the database" in capsys.readouterr().out
+    assert main(["report", "direct", "--db", str(db), "--out", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again" / "direct.md").exists()
 
 
 def test_bench_filter_jsonl_and_records(tmp_path):
     records = tmp_path / "cells.jsonl"
     argv = ["bench", "direct", "--quick", "--filter", "form=dual", "--filter", "path=matrix:highs"]
+    argv += ["--serial", "--db", str(tmp_path / "r.sqlite")]
     assert main([*argv, "--jsonl", str(records)]) == 0
     lines = records.read_text().splitlines()
     assert len(lines) == 1
     assert '"path": "matrix:highs"' in lines[0]
-    report = tmp_path / "report.md"
-    assert main(["bench", "direct", "--records", str(records), "--report", str(report)]) == 0
-    table = [line for line in report.read_text().splitlines() if line.startswith("| 2000")]
+    out = tmp_path / "out"
+    assert main(["bench", "direct", "--records", str(records), "--report", str(out)]) == 0
+    table = [line for line in (out / "direct.md").read_text().splitlines() if "| 2000" in line]
     assert len(table) == 1
     assert "matrix:highs" in table[0]
 
@@ -92,10 +99,25 @@ def test_bench_filter_jsonl_and_records(tmp_path):
         (["solve", "WeightedSVM", "--data", "a1a", "--param", "C"], "NAME=VALUE"),
         (["solve", "LADRegression", "--data", "cpusmall", "--backend", "gurobi"], "UnknownBackend"),
         (["solve", "LADRegression", "--data", "cpusmall", "--backend", "osqp:highs"], "no 'osqp'"),
-        (["bench", "nosuchsuite"], "no benchmark suite"),
+        (["bench", "nosuchsuite"], "UnknownSuite: no benchmark suite"),
+        (["bench", "no.such.module"], "cannot import the suite module"),
+        (["bench", "direct", "--db", "/nonexistent/dir/r.sqlite"], "ResultStoreError"),
+        (["report", "direct", "--db", "/nonexistent/dir/r.sqlite"], "ResultStoreError"),
         (["bench", "direct", "--filter", "form"], "KEY=VALUE"),
     ],
-    ids=["model", "data", "param-value", "param-form", "backend", "layer", "suite", "filter"],
+    ids=[
+        "model",
+        "data",
+        "param-value",
+        "param-form",
+        "backend",
+        "layer",
+        "suite",
+        "suite-module",
+        "db",
+        "report-db",
+        "filter",
+    ],
 )
 def test_bad_input_exits_with_code_2_and_a_message(capsys, argv, message):
     assert main(argv) == 2

@@ -7,17 +7,37 @@ A suite is a module in :mod:`optframe.bench.suites` that defines:
   gives a small grid for smoke runs);
 * ``run_cell(cell: Cell) -> dict``: runs one cell and returns a flat record (numbers and strings);
 * ``COLUMNS``: the record keys to print, in order;
-* optionally ``PAPER``: the paper's figures as text, printed beside ours, and
-  ``summarize(records) -> str``: ratios against the baseline, printed after the table.
+* optionally ``PAPER``: the paper's figures as text, printed beside ours,
+  ``summarize(records) -> str``: ratios against the baseline, printed after the table, and
+  ``CELL_TIME_LIMIT``: the default wall-clock limit of one cell, in seconds, and
+  ``complete(records) -> None``: fills in, in place, the columns that compare a cell with
+  another one of the same run (an objective difference or a speed-up against the baseline cell;
+  see :func:`compare_with_baseline`). ``run_cell`` must not read other cells' results: cells may
+  run in any order, in different processes, or in different runs.
+* optionally ``REPORT``: how ``optframe report`` reads the records
+  (:class:`optframe.bench.aggregate.ReportSpec`), a dict with ``method`` (the key naming the
+  method, default ``"method"``), ``baseline`` (a method name, or a tuple in order of preference:
+  in each problem the first one measured is the reference), ``problem`` (the keys identifying the
+  same problem), ``metric`` (the time column of the ratios, default ``"seconds"``; ratio =
+  baseline's / method's), ``replicates`` (cell parameters pooled with the repeats, e.g.
+  ``("seed",)``), ``scaling`` (the size key of the log-log scaling curves), ``memory`` (the peak
+  memory key drawn beside them) and ``path`` (``{"x": key of a list of parameter values, "y": keys
+  of lists of curve values, "by": keys of one figure, "label": the plotted quantity}``). Unknown
+  keys are an error; without ``REPORT`` the report has tables but no ratios. ``run_cell`` may
+  return ``history``, :func:`optframe.bench.history.history_rows` of a Result, for the
+  convergence plots.
 
-Cells are independent of each other, so a runner may execute them in any order or place; this one
-runs them one after another in the current process.
+Cells are independent of each other, so a runner may execute them in any order or place:
+:mod:`optframe.bench.runner` runs them as Dask tasks and stores each in a
+:class:`~optframe.bench.store.ResultStore`; :func:`run_suite` here runs them one after another in
+the current process, without a store.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
 import pkgutil
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +45,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from optframe.errors import OptframeError
+from optframe.errors import OptframeError, UnknownSuite
 
 
 @dataclass(frozen=True)
@@ -51,9 +71,25 @@ def suite_names() -> list[str]:
 
 
 def load_suite(name: str) -> ModuleType:
-    """Import the suite module ``name``, or raise :class:`OptframeError` listing the known ones."""
+    """Import the suite ``name``: a bundled one, or any importable module path with a dot.
+
+    Raises
+    ------
+    UnknownSuite
+        No bundled suite has that name (the message lists them), or the module path does not
+        import or lacks ``cells`` and ``run_cell``.
+    """
+    if "." in name:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise UnknownSuite(f"cannot import the suite module {name!r}: {exc}") from exc
+        missing = [attr for attr in ("cells", "run_cell", "COLUMNS") if not hasattr(module, attr)]
+        if missing:
+            raise UnknownSuite(f"module {name!r} is not a benchmark suite: it lacks {missing}")
+        return module
     if name not in suite_names():
-        raise OptframeError(f"no benchmark suite {name!r}; available: {suite_names()}")
+        raise UnknownSuite(f"no benchmark suite {name!r}; available: {suite_names()}")
     return importlib.import_module(f"optframe.bench.suites.{name}")
 
 
@@ -88,6 +124,64 @@ def run_suite(
         records.append(record)
         if on_record is not None:
             on_record(record)
+    return records
+
+
+def compare_with_baseline(
+    records: list[dict[str, Any]],
+    *,
+    same: Iterable[str],
+    is_baseline: Callable[[Mapping[str, Any]], bool],
+    column: str,
+    into: str,
+    how: str = "rel_diff",
+) -> None:
+    """Fill ``into`` in each non-baseline record from the baseline record of the same problem.
+
+    Parameters
+    ----------
+    records : list of dict
+        Records of one suite (modified in place).
+    same : iterable of str
+        The keys that must be equal for two records to measure the same problem.
+    is_baseline : callable
+        Tells the baseline records.
+    column : str
+        The compared value (``"objective"``, ``"seconds"``, ...).
+    into : str
+        The key to fill.
+    how : {"rel_diff", "signed", "speedup", "value"}
+        ``|x - x0| / max(1, |x0|)``, ``(x - x0) / max(1, |x0|)``, ``x0 / x`` or ``x0`` itself, with
+        ``x0`` the baseline's value.
+        The baseline of the same repetition is used when there is one, else the first found.
+    """
+    keys = tuple(same)
+    baselines: dict[tuple, dict[tuple, float]] = {}
+    for record in records:
+        value = record.get(column)
+        if is_baseline(record) and isinstance(value, int | float) and math.isfinite(value):
+            problem = tuple(record.get(k) for k in keys)
+            baselines.setdefault(problem, {})[record.get("repeat", 0)] = float(value)
+    for record in records:
+        found = baselines.get(tuple(record.get(k) for k in keys))
+        value = record.get(column)
+        if is_baseline(record) or not found or not isinstance(value, int | float):
+            continue
+        base = found.get(record.get("repeat", 0), next(iter(found.values())))
+        if how in ("rel_diff", "signed"):
+            difference = (value - base) / max(1.0, abs(base))
+            record[into] = abs(difference) if how == "rel_diff" else difference
+        elif how == "speedup":
+            record[into] = base / value if value > 0 else None
+        else:
+            record[into] = base
+
+
+def complete(suite: ModuleType, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Apply the suite's ``complete`` hook (if any) to the records; return them."""
+    hook = getattr(suite, "complete", None)
+    if hook is not None:
+        hook(records)
     return records
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from typing import Any
 
@@ -16,7 +17,7 @@ from optframe import registry
 from optframe.compare import Comparison, compare
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import Direct, Driver
-from optframe.errors import ModelError
+from optframe.errors import ModelError, OptframeError
 from optframe.model import Model
 from optframe.result import Result
 from optframe.solve import solve
@@ -170,14 +171,36 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summary_text(suite_name: str, suite: Any, records: list[dict[str, Any]]) -> str:
+    from optframe.bench.suite import markdown_table
+
+    parts = [f"# optframe bench {suite_name}", "", suite.DESCRIPTION, ""]
+    parts.append(markdown_table(records, ["repeat", *suite.COLUMNS]))
+    if hasattr(suite, "summarize"):
+        parts += ["", suite.summarize(records)]
+    if getattr(suite, "PAPER", None):
+        parts += ["", "Paper's figures:", "", suite.PAPER]
+    return "\n".join(parts) + "\n"
+
+
+def _write_report(suite_name: str, records: list[dict[str, Any]], out: str) -> None:
+    from pathlib import Path
+
+    from optframe.bench.report import write_report
+
+    path = write_report(suite_name, records, Path(out))
+    console.print(f"report: {path}", highlight=False)
+
+
 def bench(args: argparse.Namespace) -> int:
-    """``optframe bench SUITE``: run a suite serially and print its table."""
+    """``optframe bench SUITE``: run a suite's pending cells, store them, print the table."""
+    from optframe.bench.runner import run_bench
+    from optframe.bench.store import ResultStore
     from optframe.bench.suite import (
+        complete,
         load_suite,
-        markdown_table,
         parse_filters,
         read_records,
-        run_suite,
         suite_names,
     )
 
@@ -186,34 +209,95 @@ def bench(args: argparse.Namespace) -> int:
             console.print(f"{name}: {load_suite(name).DESCRIPTION}")
         return 0
     suite = load_suite(args.suite)
-
-    def progress(index: int, total: int, cell: Any) -> None:
-        console.print(f"[{index + 1}/{total}] {dict(cell.params)}", highlight=False)
-
-    def save(record: dict[str, Any]) -> None:
-        with open(args.jsonl, "a") as handle:
-            handle.write(json.dumps(record, default=str) + "\n")
-
     if args.records:
         records = read_records(args.records)
     else:
-        records = run_suite(
-            suite,
-            quick=args.quick,
-            select=parse_filters(args.filter) if args.filter else None,
-            progress=progress,
-            on_record=save if args.jsonl else None,
-        )
-    table = markdown_table(records, list(suite.COLUMNS))
-    parts = [f"# optframe bench {args.suite}", "", suite.DESCRIPTION, "", table]
-    if hasattr(suite, "summarize"):
-        parts += ["", suite.summarize(records)]
-    if getattr(suite, "PAPER", None):
-        parts += ["", "Paper's figures:", "", suite.PAPER]
-    text = "\n".join(parts) + "\n"
-    console.print(text, markup=False, highlight=False)
+        select = parse_filters(args.filter) if args.filter else None
+        with ResultStore(args.db) as store, _Progress() as progress:
+            records = run_bench(
+                args.suite,
+                store,
+                quick=args.quick,
+                select=select,
+                repeat=args.repeat,
+                time_limit=args.time_limit,
+                scheduler=args.scheduler,
+                workers=args.workers,
+                serial=args.serial,
+                retry_failed=args.retry_failed,
+                argv=sys.argv,
+                on_start=progress.start,
+                on_record=progress.update,
+            )
+        if args.jsonl:
+            with open(args.jsonl, "a") as handle:
+                for record in progress.new_records:
+                    handle.write(json.dumps(record, default=str) + "\n")
+    complete(suite, records)
+    console.print(_summary_text(args.suite, suite, records), markup=False, highlight=False)
     if args.report:
-        with open(args.report, "w") as handle:
-            handle.write(text)
+        _write_report(args.suite, records, args.report)
     failed = [r for r in records if r.get("status") == "failed"]
     return 1 if failed else 0
+
+
+def report(args: argparse.Namespace) -> int:
+    """``optframe report SUITE``: the suite's report from the results database (or records)."""
+    from optframe.bench.store import ResultStore
+    from optframe.bench.suite import load_suite, read_records
+
+    load_suite(args.suite)  # an unknown suite is an error before the database is opened
+    if args.records:
+        records = read_records(args.records)
+    else:
+        with ResultStore(args.db) as store:
+            records = store.records(args.suite)
+    if not records:
+        raise OptframeError(f"no records of suite {args.suite!r} in {args.db}")
+    _write_report(args.suite, records, args.out)
+    return 0
+
+
+class _Progress:
+    """Cells done, failed and remaining, with an estimate of the time left (rich)."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self.task: Any = None
+        self.new_records: list[dict[str, Any]] = []
+
+    def __enter__(self) -> _Progress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+    def start(self, pending: int, done: int) -> None:
+        if done:
+            console.print(f"{done} cells already in the database: skipped", highlight=False)
+        self.task = self.bar.add_task("cells", total=pending, failed=0)
+
+    def update(self, job: Any, record: dict[str, Any], done: int, failed: int, total: int) -> None:
+        self.new_records.append(record)
+        status = record.get("status")
+        console.print(f"[{done}/{total}] {job.label}: {status}", markup=False, highlight=False)
+        self.bar.update(self.task, completed=done, failed=failed)

@@ -4,7 +4,8 @@
 ``optframe solve MODEL``       one model, one driver, one back-end
 ``optframe compare MODEL``     every applicable driver x back-end pair on one model, one table
 ``optframe datasets``          the named data sets, and where each was found
-``optframe bench SUITE``       run a benchmark suite and print its table
+``optframe bench SUITE``       run a benchmark suite on a Dask cluster, storing each cell in SQLite
+``optframe report SUITE``      a suite's markdown report with plots, from the results database
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from collections.abc import Sequence
 
 from optframe.errors import OptframeError
+
+DEFAULT_DB = "optframe-results.sqlite"
 
 
 def _add_problem_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("datasets", help="list the named data sets and where they were found")
 
-    bench = commands.add_parser("bench", help="run a benchmark suite")
+    bench = commands.add_parser(
+        "bench",
+        help="run a benchmark suite on a Dask cluster, storing every cell in a SQLite database",
+    )
     bench.add_argument("suite", help="suite name (optframe bench --list shows them)", nargs="?")
     bench.add_argument("--list", action="store_true", help="list the suites")
     bench.add_argument("--quick", action="store_true", help="the suite's small grid")
-    bench.add_argument("--report", help="write the table as markdown to this file")
     bench.add_argument(
         "--filter",
         action="append",
@@ -67,14 +72,56 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only the cells whose KEY is one of the values (repeatable)",
     )
     bench.add_argument(
-        "--jsonl", help="append each cell's record to this file as soon as it is measured"
+        "--repeat", type=int, default=1, metavar="K", help="repetitions per cell (default 1)"
     )
+    bench.add_argument(
+        "--db",
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help=f"results database; finished cells there are skipped (default {DEFAULT_DB})",
+    )
+    bench.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://host:8786"
+    )
+    bench.add_argument(
+        "--workers", type=int, metavar="N", help="local worker processes (default: one per core)"
+    )
+    bench.add_argument(
+        "--serial", action="store_true", help="run the cells one by one in this process, no Dask"
+    )
+    bench.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock limit per cell (default: the suite's own, if any)",
+    )
+    bench.add_argument(
+        "--retry-failed", action="store_true", help="run again the cells stored as failed"
+    )
+    bench.add_argument(
+        "--report", metavar="DIR", help="write the suite's report (markdown and plots) to DIR"
+    )
+    bench.add_argument("--jsonl", help="also append each new cell's record to this JSON-lines file")
     bench.add_argument(
         "--records",
         action="append",
         default=[],
         metavar="FILE",
         help="report the records of these --jsonl files instead of running (repeatable)",
+    )
+
+    report = commands.add_parser("report", help="write a suite's report from the results database")
+    report.add_argument("suite", help="suite name")
+    report.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="results database")
+    report.add_argument(
+        "--out", default=".", metavar="DIR", help="folder for SUITE.md and its plots"
+    )
+    report.add_argument(
+        "--records",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="report the records of these --jsonl files instead of the database (repeatable)",
     )
     return parser
 
@@ -90,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": commands.compare_command,
         "datasets": commands.datasets,
         "bench": commands.bench,
+        "report": commands.report,
     }[args.command]
     try:
         return handler(args)

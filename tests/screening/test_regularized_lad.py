@@ -59,7 +59,15 @@ def test_suite_quick_cells_run_and_agree():
     # 20 values (ratio 1.44 per step) and centered targets: far below the 100-value figure
     assert 0.05 < screened["rejection"] < 1.0
     assert len(screened["curve_R"]) == 20
-    assert "speed-up" in dvi.summarize([c.params | r for c, r in zip(chosen, records, strict=True)])
+    merged = [c.params | r for c, r in zip(chosen, records, strict=True)]
+    dvi.complete(merged)
+    assert merged[-1]["speedup"] == pytest.approx(records[0]["seconds"] / screened["seconds"])
+    assert "speed-up" in dvi.summarize(merged)
+    # a screened cell whose process has not solved the baseline solves it itself
+    dvi._BASELINE.clear()
+    alone = dvi.run_cell(Cell(chosen[-1].params))
+    assert alone["violations"] == 0
+    assert alone["max_rel_diff"] <= 1e-6
 
 
 def test_suite_lad_targets_are_centered():

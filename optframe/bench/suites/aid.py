@@ -48,6 +48,15 @@ COLUMNS = [
     "final_rate",
     "accuracy",
 ]
+# For `optframe report`: speed-ups against Direct (dual LP by IPM for LAD, Clarabel for SVM);
+# S3VM cells have no baseline, their data splits are pooled like repeats.
+REPORT = {
+    "method": "method",
+    "baseline": ("direct dual ipm", "direct clarabel"),
+    "problem": ("problem", "data", "n", "m", "labeled"),
+    "replicates": ("split",),
+    "scaling": "n",
+}
 C_SVM = 0.1
 LAD_METHODS = ("aid", "aid cold", "direct dual simplex", "direct dual ipm", "direct primal ipm")
 # Direct solves that take longer are stopped and reported as time_limit.
@@ -188,12 +197,15 @@ def _svm(cell: Cell, data: Any) -> dict[str, Any]:
 
 
 def _record(result: Any, seconds: float) -> dict[str, Any]:
+    from optframe.bench.history import history_rows
+
     return {
         "status": result.status.value,
         "seconds": seconds,
         "objective": result.objective,
         "iterations": result.iterations,
         "final_rate": result.stats.get("rate"),
+        "history": history_rows(result),
     }
 
 

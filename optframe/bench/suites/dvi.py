@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from optframe.bench.suite import Cell
+from optframe.bench.suite import Cell, compare_with_baseline
 
 DESCRIPTION = "DVI/SSNSV/ESSNSV screening on C paths (SVM, LAD): path time with and without rules"
 COLUMNS = [
@@ -82,6 +82,19 @@ COLUMNS = [
     "fallbacks",
     "max_rel_diff",
 ]
+# For `optframe report`: path seconds against the unscreened path of the same inner solver, and
+# the rejection curves against C.
+REPORT = {
+    "method": "method",
+    "baseline": ("none", "none:clarabel", "none@noshrink"),
+    "problem": ("problem", "dataset", "rows", "values", "solver"),
+    "path": {
+        "x": "curve_C",
+        "y": ("curve_R", "curve_L"),
+        "by": ("problem", "dataset", "rows", "values"),
+        "label": "rejection ratio",
+    },
+}
 SVM_SETS = ("toy1", "toy2", "toy3", "ijcnn1", "wine", "skin")
 LAD_SETS = ("magic", "computer", "houses")
 SVM_METHODS = ("none", "dvi", "ssnsv", "essnsv")
@@ -252,9 +265,28 @@ def _violations(path: Any, codes: list[np.ndarray]) -> tuple[int, int]:
     return bad, wrong
 
 
-def run_cell(cell: Cell) -> dict[str, Any]:
-    """Solve one path (see the module docstring); screened cells compare with the baseline."""
+def _solve(model: Any, values: np.ndarray, rule: Any, driver: Any, solver: str) -> tuple:
+    """The path and its wall seconds, with one BLAS thread as the paper's single solver."""
+    from threadpoolctl import threadpool_limits
+
     import optframe as of
+
+    # On shared cores threaded BLAS calls of a few microseconds each wait milliseconds for their
+    # threads (measured 7x on houses).
+    with threadpool_limits(limits=1):
+        start = time.perf_counter()
+        path = of.solve_path(model, "C", values, screening=rule, driver=driver,
+                             backend=solver or "auto", tol=TOL, threads=1)  # fmt: skip
+        return path, time.perf_counter() - start
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Solve one path (see the module docstring).
+
+    A screened cell is checked against the unscreened path of the same problem: the one its
+    process already solved, or one it solves itself (untimed), so cells stay independent.
+    """
+    from optframe.drivers.dcd import DCD
     from optframe.screening import DVI, ESSNSV, SSNSV
 
     if "warm" not in _BASELINE:
@@ -264,22 +296,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     rows = cell.params.get("rows")
     model = path_model(name, problem, rows)
     values = np.logspace(-2, 1, int(cell["values"]))
-    from optframe.drivers.dcd import DCD
-
     method_rule, _, variant = method.partition("@")
     rule_name, _, solver = method_rule.partition(":")
     rule = {"none": None, "dvi": DVI(), "ssnsv": SSNSV(), "essnsv": ESSNSV()}[rule_name]
     driver: Any = "direct" if solver else DCD(shrinking=variant != "noshrink")
     solver_name = solver or ("dcd-noshrink" if variant == "noshrink" else "dcd")
-    from threadpoolctl import threadpool_limits
-
-    # One BLAS thread, as the paper's single solver: on shared cores threaded BLAS calls of a
-    # few microseconds each wait milliseconds for their threads (measured 7x on houses).
-    with threadpool_limits(limits=1):
-        start = time.perf_counter()
-        path = of.solve_path(model, "C", values, screening=rule, driver=driver,
-                             backend=solver or "auto", tol=TOL, threads=1)  # fmt: skip
-        seconds = time.perf_counter() - start
+    path, seconds = _solve(model, values, rule, driver, solver)
     statuses = {r.status.value for r in path.results}
     record: dict[str, Any] = {
         "solver": solver_name,
@@ -292,8 +314,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     }
     key = (name, problem, rows, int(cell["values"]), solver_name)
     if rule is None:
-        _BASELINE[key] = {"seconds": seconds, "objectives": path.objectives,
-                          "codes": _sides(model, path)}  # fmt: skip
+        _BASELINE[key] = {"objectives": path.objectives, "codes": _sides(model, path)}
         return record
     record["rejection"] = float(np.nanmean(path.rejection))
     record["rejection_R"] = float(np.nanmean(path.rejection_R))
@@ -308,14 +329,27 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         )
         if paper is not None:
             record["paper_speedup"] = paper
-    base = _BASELINE.get(key)
-    if base is not None:
-        record["base_seconds"] = base["seconds"]
-        record["speedup"] = base["seconds"] / seconds
-        diff = np.abs(path.objectives - base["objectives"])
-        record["max_rel_diff"] = float(np.max(diff / np.maximum(1.0, np.abs(base["objectives"]))))
-        record["violations"], record["wrong_side"] = _violations(path, base["codes"])
+    if key not in _BASELINE:
+        base_path, _ = _solve(model, values, None, driver, solver)
+        _BASELINE[key] = {"objectives": base_path.objectives, "codes": _sides(model, base_path)}
+    base = _BASELINE[key]
+    diff = np.abs(path.objectives - base["objectives"])
+    record["max_rel_diff"] = float(np.max(diff / np.maximum(1.0, np.abs(base["objectives"]))))
+    record["violations"], record["wrong_side"] = _violations(path, base["codes"])
     return record
+
+
+def _unscreened(record: dict[str, Any]) -> bool:
+    return record["method"].partition(":")[0].partition("@")[0] == "none"
+
+
+def complete(records: list[dict[str, Any]]) -> None:
+    """``base_seconds`` and ``speedup``: the unscreened path's seconds (same problem and solver)."""
+    same = ("dataset", "problem", "rows", "values", "solver")
+    for how, into in (("value", "base_seconds"), ("speedup", "speedup")):
+        compare_with_baseline(
+            records, same=same, is_baseline=_unscreened, column="seconds", into=into, how=how
+        )
 
 
 def _curves(records: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:

@@ -58,6 +58,8 @@ COLUMNS = [
     "delta_plus",
     "iterations",
 ]
+# For `optframe report`: seconds against CVM (the paper's reference), seeds pooled.
+REPORT = {"method": "method", "baseline": "cvm", "problem": ("dataset",), "replicates": ("seed",)}
 DATASETS = (
     "a1a", "a5a", "a8a", "a9a", "w8a", "ijcnn1", "usps", "letter", "shuttle", "reuters",
     "skin_nonskin", "kddcup",
@@ -306,6 +308,8 @@ def _train_and_score(X, y, Xt, yt, name, C, gamma, method, seed) -> tuple[float,
                 "pairs": len(results),
             },
         )
+    from optframe.bench.history import history_rows
+
     result = _fit_binary(X, y, C, gamma, method, seed)
     seconds = result.timings.build + result.timings.solve
     acc = 100.0 * float(np.mean(result.predict(Xt) == yt))
@@ -322,6 +326,7 @@ def _train_and_score(X, y, Xt, yt, name, C, gamma, method, seed) -> tuple[float,
             "cache_slots": int(result.stats["cache_slots"]),
             "iterations": result.iterations,
             "gap": result.gap,
+            "history": history_rows(result),
         },
     )
 
