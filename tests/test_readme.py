@@ -17,6 +17,16 @@ def test_readme_example_runs(capsys):
     assert gap <= 1e-6
 
 
+def test_readme_sklearn_example_runs():
+    code = re.search(r"### scikit-learn estimators.*?```python\n(.*?)```", README, re.S).group(1)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    best = scope["search"].best_estimator_
+    assert best.C in (0.1, 1, 10)
+    assert best.result_.gap <= 1e-3
+    assert best.score(scope["X"], scope["y"]) > 0.8
+
+
 def test_setup_blocks_exist_for_ci():
     for marker in ("<!-- setup:demo -->", "<!-- setup:tests -->"):
         block = README.split(marker, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]

@@ -1,0 +1,131 @@
+r"""Least absolute deviation regression as a scikit-learn regressor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from optframe.data import Dataset
+from optframe.drivers.base import Driver
+
+from ._base import OptframeEstimator, check_bool, validate_data
+
+
+class LADRegressor(RegressorMixin, OptframeEstimator):
+    r"""Least absolute deviation (median) regression, solved by optframe.
+
+    .. math::
+
+        \min_{\beta \in \mathbb{R}^m,\; b \in \mathbb{R}} \;
+        \sum_{i=1}^n s_i \,\lvert y_i - x_i^\top \beta - b \rvert
+
+    with :math:`b = 0` when ``fit_intercept=False`` and :math:`s` the sample weights (ones by
+    default). It is :class:`optframe.models.LADRegression`, a linear program; scikit-learn's
+    ``QuantileRegressor(quantile=0.5, alpha=0)`` solves the same problem.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Whether to fit the intercept :math:`b`.
+    driver : str or Driver, default="direct"
+        The algorithm: ``"direct"`` (one LP solve) or a driver such as
+        ``optframe.drivers.AggregateDisaggregate()``.
+    backend : str, default="auto"
+        The solver of the LP (or of the driver's sub-problems): ``"auto"`` is HiGHS.
+    solve_options : dict, optional
+        Further keyword options of :func:`optframe.solve` (``tol``, ``max_iter``, ``time_limit``,
+        ``threads``, ``verbose``, ``callback``, ``solver_options``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        :math:`\beta`.
+    intercept_ : float
+        :math:`b` (0.0 when ``fit_intercept=False``).
+    result_ : optframe.Result
+        The result of the last solve (status, objective, bound, timings, the full solution).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Notes
+    -----
+    Input may be dense or sparse; sparse stays sparse in the LP. A solution of an LP may not be
+    unique; every solution has the optimal objective ``result_.objective``.
+
+    Examples
+    --------
+    >>> from optframe.sklearn import LADRegressor
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0], [4.0]], [0.0, 1.0, 2.0, 3.0, -20.0]
+    >>> model = LADRegressor().fit(X, y)
+    >>> round(float(model.coef_[0]), 6), round(float(model.intercept_), 6)
+    (1.0, 0.0)
+    >>> round(model.result_.objective, 6)
+    24.0
+    """
+
+    def __init__(
+        self,
+        fit_intercept: bool = True,
+        driver: str | Driver = "direct",
+        backend: str = "auto",
+        solve_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.fit_intercept = fit_intercept
+        self.driver = driver
+        self.backend = backend
+        self.solve_options = solve_options
+
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        """Fit the regression.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s`; an integer weight equals repeating the row.
+
+        Returns
+        -------
+        LADRegressor
+            The fitted estimator.
+        """
+        from optframe.models import LADRegression
+
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept", type(self).__name__)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+        data = Dataset(X=X, y=y, sample_weight=self._sample_weight(sample_weight, X))
+        result = self._solve(LADRegression(data, fit_intercept=fit_intercept))
+        self.coef_ = np.asarray(result.solution["beta"], dtype=np.float64).reshape(-1)
+        self.intercept_ = float(np.ravel(result.solution["intercept"])[0])
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        r"""Predict :math:`x^\top\beta + b`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predictions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_, dtype=np.float64) + self.intercept_
+
+    def __sklearn_tags__(self) -> Any:
+        """Sparse input accepted."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
