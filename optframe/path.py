@@ -283,7 +283,9 @@ def solve_path(
     )
     context = RunContext(backend=backend, options=options)
     boxed = hasattr(model, "box_dual") and not model.lacks_box_dual()  # type: ignore[attr-defined]
-    dual = LinearBoxDual.of(model.box_dual()) if boxed else None  # type: ignore[attr-defined]
+    # The box at the first value: the rest of the path scales it by grid[k] / grid[0].
+    first = dataclasses.replace(model, **{param: float(grid[0])})  # type: ignore[type-var]
+    dual = LinearBoxDual.of(first.box_dual()) if boxed else None  # type: ignore[attr-defined]
     K = grid.size
     n = model.data.n_samples if hasattr(model, "data") else 0  # type: ignore[attr-defined]
     empty = np.zeros(0, dtype=np.int64)

@@ -42,9 +42,11 @@ class AggregateDisaggregate(Driver):
     Parameters
     ----------
     r0 : float, optional
-        Initial aggregation rate, clusters per sample in (0, 1]. Default: the paper's rule, about
-        :math:`2.2m` centroids in all (LAD: :math:`2m`; SVM: :math:`1.1m` per class), at least
-        0.05% of each group.
+        Initial aggregation rate, clusters per sample in (0, 1]. Default: :math:`2.2m`
+        centroids in all, split evenly over the groups (LAD: one group of :math:`2.2m`; SVM:
+        :math:`1.1m` per class), at least 0.05% of each group: the rate of the paper's Tables
+        3-5 (its LAD text says :math:`2m`, or :math:`3m` when :math:`mn > 5 \cdot 10^8`;
+        notes/aid.md section 1.5).
     inner : Driver, optional
         Solves the aggregated models (default: :class:`Direct` with the model's default form), on
         the back-end passed to :func:`optframe.solve`.

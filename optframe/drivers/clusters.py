@@ -125,7 +125,7 @@ def lift(values: NDArray, weights: NDArray, labels: NDArray, k: int) -> NDArray[
 
 
 def default_cluster_counts(group_sizes: dict[int, int], n_features: int) -> dict[int, int]:
-    """The paper's initial sizes: about 2.2 m centroids in all (LAD: 2m; SVM: 1.1m per class).
+    """The paper's initial sizes: about 2.2 m centroids in all (LAD: 2.2m; SVM: 1.1m per class).
 
     At least 0.05% of a group's samples and one cluster; never more than the group has.
     """

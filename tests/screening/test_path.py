@@ -1,5 +1,7 @@
 """solve_path with and without screening: same objectives, safety on every data set, bad input."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -82,6 +84,18 @@ def test_screening_is_safe_on_every_data_set(name, problem):
             screened += R.size + L.size
         assert screened > 0 or rule.name != "dvi"
         assert rel_diff(path, reference) <= 1e-4
+
+
+@pytest.mark.parametrize("build", [toy, lambda _: lad_model(300)], ids=["svm", "lad"])
+def test_model_parameter_need_not_be_the_first_value(build):
+    # the path's box starts at the grid's first value, whatever C the model was declared with
+    model = build(2)
+    declared = dataclasses.replace(model, C=1.0)
+    grid = np.geomspace(0.01, 10, 10)
+    base = of.solve_path(model, "C", grid)
+    path = of.solve_path(declared, "C", grid, screening=DVI())
+    assert {r.status for r in path.results} == {of.Status.OPTIMAL}
+    assert rel_diff(path, base) <= 1e-6
 
 
 def test_toy_rejection_patterns():
