@@ -104,6 +104,8 @@ def test_bench_filter_jsonl_and_records(tmp_path):
         (["bench", "direct", "--db", "/nonexistent/dir/r.sqlite"], "ResultStoreError"),
         (["report", "direct", "--db", "/nonexistent/dir/r.sqlite"], "ResultStoreError"),
         (["bench", "direct", "--filter", "form"], "KEY=VALUE"),
+        (["bench", "direct", "--db", "/tmp/optframe-t.sqlite", "--threads", "-2"], "--threads"),
+        (["bench", "direct", "--db", "/tmp/optframe-t.sqlite", "--repeat", "0"], "--repeat"),
     ],
     ids=[
         "model",
@@ -117,6 +119,8 @@ def test_bench_filter_jsonl_and_records(tmp_path):
         "db",
         "report-db",
         "filter",
+        "threads",
+        "repeat",
     ],
 )
 def test_bad_input_exits_with_code_2_and_a_message(capsys, argv, message):

@@ -191,8 +191,11 @@ def pending_jobs(
     ]
 
 
-def connect(scheduler: str | None, workers: int | None) -> Any:
-    """A Dask client on ``scheduler``, or on a new local cluster of ``workers`` processes."""
+def connect(scheduler: str | None, workers: int | None, threads: int | None = 1) -> Any:
+    """A Dask client on ``scheduler``, or on a new local cluster of ``workers`` processes.
+
+    The local workers start with ``threads`` in the thread variables (None: unset).
+    """
     import dask
     from distributed import Client, LocalCluster
 
@@ -204,7 +207,8 @@ def connect(scheduler: str | None, workers: int | None) -> Any:
                 f"no Dask scheduler answered at {scheduler!r} within {CONNECT_TIMEOUT:g} s ({exc})"
             ) from exc
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    environ |= {name: "1" for name in THREAD_VARIABLES}
+    if threads is not None:
+        environ |= {name: str(threads) for name in THREAD_VARIABLES}
     # Non-daemonic workers may start processes (cells that measure memory in a child do).
     settings = {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.daemon": False}
     with dask.config.set(settings):
@@ -233,6 +237,7 @@ def run_bench(
     workers: int | None = None,
     serial: bool = False,
     retry_failed: bool = False,
+    threads: int | None = 1,
     argv: Sequence[str] = (),
     on_record: ProgressHook | None = None,
     on_start: Callable[[int, int], None] | None = None,
@@ -256,6 +261,10 @@ def run_bench(
         per core); ``serial=True`` runs the cells in this process, one after another.
     retry_failed : bool
         Run again the cells stored as failed.
+    threads : int, optional
+        Threads of solvers, BLAS and numba inside a cell (default 1, so cells on different cores
+        do not fight; None leaves each library's default, e.g. for a serial run that may use
+        every core).
     argv : sequence of str
         The command line, stored with the run.
     on_record : callable, optional
@@ -265,6 +274,8 @@ def run_bench(
     """
     if repeat < 1:
         raise OptframeError(f"--repeat must be at least 1; got {repeat}")
+    if threads is not None and threads < 1:
+        raise OptframeError(f"--threads must be at least 1 (or 0 for the defaults); got {threads}")
     suite = load_suite(suite_name)
     if time_limit is None:
         time_limit = getattr(suite, "CELL_TIME_LIMIT", None)
@@ -278,16 +289,19 @@ def run_bench(
     if jobs:
         run_id = store.start_run(suite_name, argv, environment())
         if serial:
-            results = ((job, execute_cell(suite_name, job.cell.params, time_limit)) for job in jobs)
+            results = (
+                (job, execute_cell(suite_name, job.cell.params, time_limit, threads))
+                for job in jobs
+            )
             _store_all(store, suite_name, run_id, results, len(jobs), on_record)
         else:
-            client = connect(scheduler, workers)
+            client = connect(scheduler, workers, threads)
             try:
                 _store_all(
                     store,
                     suite_name,
                     run_id,
-                    _dask_results(client, suite_name, jobs, time_limit),
+                    _dask_results(client, suite_name, jobs, time_limit, threads),
                     len(jobs),
                     on_record,
                 )
@@ -301,7 +315,7 @@ def run_bench(
 
 
 def _dask_results(
-    client: Any, suite_name: str, jobs: list[Job], time_limit: float | None
+    client: Any, suite_name: str, jobs: list[Job], time_limit: float | None, threads: int | None
 ) -> Iterable[tuple[Job, dict[str, Any]]]:
     from distributed import as_completed
 
@@ -311,6 +325,7 @@ def _dask_results(
             suite_name,
             dict(job.cell.params),
             time_limit,
+            threads,
             pure=False,
             key=f"{suite_name}-cell-{index}-{time.time_ns()}",
         ): job

@@ -225,6 +225,7 @@ def bench(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 serial=args.serial,
                 retry_failed=args.retry_failed,
+                threads=args.threads or None,
                 argv=sys.argv,
                 on_start=progress.start,
                 on_record=progress.update,

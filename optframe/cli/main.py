@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall-clock limit per cell (default: the suite's own, if any)",
     )
     bench.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="threads of solvers, BLAS and numba in a cell (default 1; 0: the libraries' own)",
+    )
+    bench.add_argument(
         "--retry-failed", action="store_true", help="run again the cells stored as failed"
     )
     bench.add_argument(
