@@ -9,7 +9,7 @@ from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.cvm import CoreVectorMachine
 from optframe.drivers.dcd import DCD
 from optframe.drivers.direct import Direct
-from optframe.drivers.frank_wolfe import FW, MFW, FrankWolfe
+from optframe.drivers.frank_wolfe import FW, MFW, PFW, FrankWolfe
 from optframe.drivers.smo import SMO
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "DCD",
     "FW",
     "MFW",
+    "PFW",
     "SMO",
     "ADMMThenIPM",
     "AggregateDisaggregate",

@@ -13,7 +13,9 @@ with :math:`\rho_0 = 1/C`; equivalently :math:`\max g(\alpha) = \Delta^2 - R(\al
 closed form from one column of :math:`\tilde K` per step (section 2.5). The toward vertex minimizes
 :math:`s_i` (maximizes :math:`\nabla g_i`), the away vertex maximizes :math:`s_j` over the coreset;
 the FW gap is :math:`2(R - s_{i^*})` and :math:`\delta_+ = 2(R - s_{i^*}) / g`, which for a kernel
-with a constant diagonal is the paper's :math:`\gamma^2(\alpha; i^*)/r^2 - 1`.
+with a constant diagonal is the paper's :math:`\gamma^2(\alpha; i^*)/r^2 - 1`. The pairwise variant
+(PFW, Lacoste-Julien and Jaggi 2015) moves mass from the away vertex to the toward vertex in one
+step, from two columns.
 
 FW and MFW keep :math:`s` on every point, so a step costs one full column (m kernel values,
 nothing when the column is cached) plus O(m); CVM keeps it on the coreset and evaluates sampled
@@ -38,13 +40,16 @@ from optframe.drivers.smo_core import kernel_from_dot as _kernel
 INF = math.inf
 
 # counters[] slots
-CLOCK, EVALS, MISSES, HITS, STEPS, FW_STEPS, AWAY_STEPS, DROP_STEPS, SMO_STEPS = range(9)
+(CLOCK, EVALS, MISSES, HITS, STEPS, FW_STEPS, AWAY_STEPS, DROP_STEPS, SMO_STEPS,
+ PAIR_STEPS) = range(10)  # fmt: skip
 # ints[] slots: coreset size, forced candidate (-1: none), last toward index, last away index
 Q, FORCED, LAST_I, LAST_J = range(4)
 # sc[] slots: R, tracked r^2 (closed-form modes), last delta_plus, last delta_minus, Delta^2
 S_R, S_R2, S_DPLUS, S_DMINUS, S_DELTA2 = range(5)
 # radius modes
 MAINTAINED, RECURSION, PAPER_SIGN = 0, 1, 2
+# fw_chunk variants: toward steps only, toward or away (MFW), pairwise (PFW)
+PLAIN, AWAY, PAIRWISE = 0, 1, 2
 
 
 @numba.njit(cache=True)
@@ -264,7 +269,9 @@ def fw_chunk(
     alpha, s, core, pos, ints, sc,
     sample_size, away, mode, thr, n_iter, trace_f, trace_i, with_core,
 ):  # fmt: skip
-    """Run at most ``n_iter`` FW (``away=False``) or MFW steps; return (code, steps).
+    """Run at most ``n_iter`` FW (``away=PLAIN``), MFW (``AWAY``) or PFW (``PAIRWISE``) steps.
+
+    Returns (code, steps).
 
     ``s = K~ alpha`` is maintained on every point: each step reads one full column of K~ (from
     the cache, or m kernel values) and updates s in O(m). The toward candidates are all points
@@ -274,18 +281,30 @@ def fw_chunk(
     code 0: budget used; 1: delta_plus <= thr on the candidates.
     ``mode``: MAINTAINED (exact line search with the true diagonal, r^2 = Delta^2 - R),
     RECURSION (the paper's closed forms, corrected away-step sign) or PAPER_SIGN (the paper's
-    literal step 21, erratum E1). Trace rows (when ``trace_f`` has rows): R, lambda, delta_plus,
-    delta_minus, tracked r^2; and kind (0 FW, 1 away, 2 drop), index, coreset size.
+    literal step 21, erratum E1); PAIRWISE needs MAINTAINED. A pairwise step moves
+    ``lambda`` in [0, alpha_j] from the away vertex j (argmax s over the coreset) to the toward
+    vertex i; R(lambda) = R + 2 lambda (s_i - s_j) + lambda^2 (k~_ii + k~_jj - 2 k~_ij) is
+    minimized exactly (any diagonal), and s moves by lambda (K~[:, i] - K~[:, j]).
+    Trace rows (when ``trace_f`` has rows): R, lambda, delta_plus, delta_minus, tracked r^2; and
+    kind (0 FW, 1 away, 2 drop, 3 pairwise, 4 pairwise drop), index (the toward vertex of a
+    pairwise step), coreset size after the step, away vertex of a pairwise step (else -1).
     """
     m = alpha.shape[0]
     delta2 = sc[S_DELTA2]
+    pairwise = away == PAIRWISE
+    # PFW's alpha sum is tracked from the exact one at each chunk start (a pair step keeps it
+    # to rounding, so it needs no O(q) pass per step)
+    ptotal = 0.0
+    if pairwise:
+        for r in range(ints[Q]):
+            ptotal += alpha[core[r]]
     for it in range(n_iter):
         q = ints[Q]
         R = sc[S_R]
         # --- one pass over the coreset: its argmin s (sampled candidates with the coreset)
         # and its argmax s (the away vertex)
         use_min = sample_size > 0 and with_core
-        use_max = away and q > 1
+        use_max = (away == AWAY and q > 1) or (pairwise and q > 0)
         cmin, cimin, cmax, cjmax = INF, -1, -INF, -1
         if use_min or use_max:
             for r in range(q):
@@ -341,7 +360,41 @@ def fw_chunk(
         ints[LAST_J] = jmax
         if dplus <= thr:
             return 1, it
-        if jmax >= 0 and dminus > dplus:
+        partner = -1
+        if pairwise and jmax >= 0 and jmax != imin:
+            # --- pairwise step: lambda in [0, alpha_j] from jmax to imin (drop at the bound)
+            t, partner = imin, jmax
+            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
+                         y, kp, work,
+                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            # LRU with >= 2 slots: fetching the partner cannot evict t's column (just stamped)
+            col_j = column(partner, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval,
+                           sqn, y, kp, work,
+                           cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            st, sj, aj = s[t], s[partner], alpha[partner]
+            curv = diag[t] + diag[partner] - 2.0 * col[partner]
+            lam = (sj - st) / max(curv, 1e-300)
+            lam = min(max(lam, 0.0), aj)
+            drop = lam >= aj
+            R_new = R + 2.0 * lam * (st - sj) + lam * lam * curv
+            for i in range(m):
+                s[i] += lam * (col[i] - col_j[i])
+            at = alpha[t]
+            alpha[t] = at + lam
+            if pos[t] < 0 and lam > 0.0:
+                _add(t, core, pos, ints)
+            if drop:
+                alpha[partner] = 0.0
+                _remove(partner, core, pos, ints)
+                counters[DROP_STEPS] += 1
+                kind = 4
+            else:
+                alpha[partner] = aj - lam
+                counters[PAIR_STEPS] += 1
+                kind = 3
+            ptotal += (alpha[t] - at) + (alpha[partner] - aj)
+            total = ptotal
+        elif jmax >= 0 and dminus > dplus and not pairwise:
             # --- away step on jmax (drop step when the bound is hit)
             t = jmax
             col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
@@ -409,6 +462,7 @@ def fw_chunk(
             for i in range(m):
                 s[i] /= total
             R_new /= total * total
+            ptotal = 1.0
         sc[S_R] = R_new
         step = counters[STEPS]
         if step < trace_f.shape[0]:
@@ -420,6 +474,7 @@ def fw_chunk(
             trace_i[step, 0] = kind
             trace_i[step, 1] = t
             trace_i[step, 2] = q
+            trace_i[step, 3] = partner
         counters[STEPS] += 1
     return 0, n_iter
 

@@ -299,7 +299,7 @@ def test_limits_and_registry(rbf_model):
         lambda: FrankWolfe(eps=1.0),
         lambda: FrankWolfe(eps=-1e-3),
         lambda: FrankWolfe(sample_size=0),
-        lambda: FrankWolfe(variant="pfw"),
+        lambda: FrankWolfe(variant="other"),
         lambda: FrankWolfe(radius="other"),
         lambda: CoreVectorMachine(eps=2.0),
         lambda: CoreVectorMachine(sample_size=0),

@@ -15,9 +15,10 @@ Protocol (Frandi et al. section 5, notes/frank_wolfe.md section 4):
   takes 59 draws outside the coreset and no verification pass (the paper's wording; with the
   coreset among the candidates plain FW rarely stops, note A1), MFW the draws and the coreset
   (note option (c)) with the exact O(m) search before stopping (so its stop is proven),
-  ``mfw_all`` the exact search at every step; CVM draws up to 7 x 59 non-coreset points (LibCVM),
-  each evaluated from scratch on the coreset, no verification pass. The true delta_plus at exit is
-  recorded and the status says whether it was proven.
+  ``mfw_all`` the exact search at every step, ``pfw`` pairwise steps (Lacoste-Julien and
+  Jaggi 2015) with MFW's candidates and exact pass; CVM draws up to 7 x 59 non-coreset points
+  (LibCVM), each evaluated from scratch on the coreset, no verification pass. The true
+  delta_plus at exit is recorded and the status says whether it was proven.
   Kernel caches: ``CACHE_MB`` for ours and for SVC's ``cache_size``;
   5 seeds (FW/MFW/CVM: the seed of the initial ball and of the sampling; SVC is deterministic and
   runs once per seed for its timing spread);
@@ -64,7 +65,7 @@ DATASETS = (
     "a1a", "a5a", "a8a", "a9a", "w8a", "ijcnn1", "usps", "letter", "shuttle", "reuters",
     "skin_nonskin", "kddcup",
 )  # fmt: skip
-METHODS = ("fw", "mfw", "mfw_all", "cvm", "svc")
+METHODS = ("fw", "mfw", "mfw_all", "pfw", "cvm", "svc")
 # Kernel cache of every method (MB): ours (16 bytes per entry) and libsvm's (SVC cache_size).
 CACHE_MB = 4096
 MULTICLASS = ("usps", "letter", "shuttle")
@@ -223,7 +224,7 @@ def _gamma(X: Any) -> float:
 
 
 def _driver(method: str, seed: int) -> Any:
-    from optframe.drivers import FW, MFW, CoreVectorMachine
+    from optframe.drivers import FW, MFW, PFW, CoreVectorMachine
 
     cache = CACHE_MB * 1024**2
     if method == "cvm":
@@ -232,8 +233,9 @@ def _driver(method: str, seed: int) -> Any:
         return FW(eps=EPS, seed=seed, verify=False, candidates="sample", max_iter=10**6,
                   cache_bytes=cache, recompute=False, check_every=20_000)  # fmt: skip
     sample = None if method == "mfw_all" else 59
-    return MFW(eps=EPS, seed=seed, sample_size=sample, verify=True, cache_bytes=cache,
-               recompute=False, check_every=20_000)  # fmt: skip
+    kind = PFW if method == "pfw" else MFW
+    return kind(eps=EPS, seed=seed, sample_size=sample, verify=True, cache_bytes=cache,
+                recompute=False, check_every=20_000)  # fmt: skip
 
 
 def _fit_binary(X: Any, y: np.ndarray, C: float, gamma: float, method: str, seed: int) -> Any:
