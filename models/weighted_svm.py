@@ -631,6 +631,17 @@ class WeightedSVM(Model):
     # --- linear box dual for DCD and DVI/SSNSV/ESSNSV screening (issue 7) ------------------------
     box_dual_parameter: ClassVar[str] = "C"
 
+    def lacks(self, capability: str) -> str | None:
+        """Why a capability is out: SMO needs the intercept, the box dual its absence."""
+        if capability == "smo_dual" and not self.fit_intercept:
+            return (
+                "without an intercept the dual has no equality row, which SMO's pair steps "
+                "keep; use fit_intercept=True, or the DCD driver"
+            )
+        if capability in ("box_dual", "with_fixed"):
+            return self.lacks_box_dual()
+        return None
+
     def lacks_box_dual(self) -> str | None:
         """Why this SVM has no linear box dual (an intercept or a kernel), or ``None``."""
         if not self.is_linear:

@@ -13,7 +13,7 @@ import optframe as of
 from optframe.data import Dataset
 from optframe.drivers import SMO
 from optframe.drivers import smo_core as core
-from optframe.drivers.smo import BoxQPDual, _kernel_code, points
+from optframe.drivers.smo import BoxQPDual, _kernel_code, points, row_points
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.kernels import RBF, Linear, Polynomial
 from optframe.models import PULearning, WeightedSVM
@@ -251,6 +251,7 @@ def test_svm_smo_on_sparse_rows_equals_dense(rng, kernel):
 def test_svm_without_intercept_is_incompatible(cancer):
     X, y = cancer
     model = WeightedSVM(Dataset(X=X, y=y), fit_intercept=False)
+    assert not SMO().accepts(model)  # refused up front, so compare() never offers it
     with pytest.raises(IncompatibleDriver, match="equality"):
         of.solve(model, driver=SMO())
 
@@ -280,14 +281,206 @@ def test_iteration_limit_reports_a_valid_bound():
 def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
     X = rng.normal(size=(30, 4)) * (rng.random((30, 4)) < 0.5)
     X, Z = points(sp.csr_array(X) if sparse else X)
+    Z = row_points(Z)
     sqn = Linear().diagonal(X)
     n = X.shape[0]
     rows = np.empty((3, n))
     slot_of, owner = np.full(n, -1, dtype=np.int64), np.full(3, -1, dtype=np.int64)
-    stamp, counters = np.zeros(3, dtype=np.int64), np.zeros(5, dtype=np.int64)
+    stamp, counters = np.zeros(3, dtype=np.int64), np.zeros(core.N_COUNTERS, dtype=np.int64)
+    counters[core.ACTIVE] = n
     code = _kernel_code(kernel)
     full = kernel.matrix(X)
+    buf = np.empty(n)
     for i in [0, 5, 7, 0, 9, 5, 29]:  # hits and LRU evictions
-        row = core.get_row(i, Z, sqn, *code, rows, slot_of, owner, stamp, counters)
+        row = core.get_row(i, Z, sqn, *code, rows, slot_of, owner, stamp, counters, buf, False)
         np.testing.assert_allclose(row, full[i], rtol=1e-12, atol=1e-12)
     assert counters[core.ROWS] == 6  # the second 0 was a hit; 5 was evicted before its reuse
+    assert counters[core.HITS] == 1
+
+
+# --------------------------------------------------------------- fast paths (issue 4 speed-ups)
+def _random_points(rng, n, d, sparse):
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < (0.2 if sparse else 1.0))
+    X[3] = X[1]  # a duplicate: exact zero distance
+    return sp.csr_array(X) if sparse else X
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=3, gamma=0.2)])
+def test_parallel_rows_equal_serial_rows(rng, kernel, sparse, dtype):
+    n, m = 3 * core.ROW_BLOCK + 17, 2 * core.ROW_BLOCK + 5  # several blocks; a prefix m < n
+    X, Z = points(_random_points(rng, n, 7, sparse))
+    Zr = row_points(Z, dtype)
+    sqn = Linear().diagonal(X)
+    code = _kernel_code(kernel)
+    full = kernel(X[[1, 2]], X[:m])
+    for i, expected in zip([1, 2], full, strict=True):
+        serial, parallel = np.full(n, np.nan), np.full(n, np.nan)
+        core.fill_row_serial(i, Zr, sqn, *code, m, serial)
+        core.fill_row_parallel(i, Zr, sqn, *code, m, parallel)
+        np.testing.assert_array_equal(serial, parallel)  # the same numbers, bit for bit
+        assert np.isnan(serial[m:]).all()  # only the active prefix is written
+        tol = 1e-12 if dtype == np.float64 else 2e-6
+        np.testing.assert_allclose(serial[:m], expected, rtol=tol, atol=tol)
+    if isinstance(kernel, RBF):
+        core.fill_row_serial(1, Zr, sqn, *code, m, serial)
+        assert serial[1] == serial[3] == 1.0  # duplicates: exactly 1 on the dense path too
+
+
+def test_exp_neg_within_one_ulp(rng):
+    v = np.r_[0.0, 1e-300, 1e-17, 1e-9, rng.uniform(0, 1, 1000), rng.uniform(0, 1500, 3000)]
+    out, bits = v.copy(), np.empty(v.size, dtype=np.int64)
+    core.exp_neg(out, 0.5, bits)
+    expected = np.exp(-0.5 * v)
+    normal = expected > np.exp(-708.0)
+    assert np.all(np.abs(out[normal] - expected[normal]) <= 1.01 * np.spacing(expected[normal]))
+    assert np.all(out[~normal] == 0.0)  # the subnormal range is flushed
+    assert out[0] == 1.0
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=2, gamma=0.5)])
+def test_bulk_gradient_matches_kernel_and_ignores_threads(rng, kernel, sparse):
+    import numba
+
+    n = 700
+    X, Z = points(_random_points(rng, n, 9, sparse))
+    sqn = Linear().diagonal(X)
+    a = rng.choice([-1.0, 1.0], n)
+    c = rng.normal(size=n)
+    x = rng.uniform(0, 2, n) * (rng.random(n) < 0.6)
+    expected = c + a * (kernel.matrix(X) @ (a * x))
+    results = []
+    for threads in (1, 2):
+        before = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            G = np.full(n, np.nan)
+            core.gradient(Z, sqn, *_kernel_code(kernel), a, c, x, 40, n, G)
+        finally:
+            numba.set_num_threads(before)
+        assert np.isnan(G[:40]).all()
+        np.testing.assert_allclose(G[40:], expected[40:], rtol=1e-11, atol=1e-11)
+        results.append(G)
+    np.testing.assert_array_equal(*results)
+
+
+def _serial_choice(a, x, G, u, kink, sb, sa, diag, row_i):
+    """The selection of the original loop: strict comparisons, first index wins."""
+    gmax, gmin, imax, jmin = -math.inf, math.inf, -1, -1
+    for k in range(x.size):
+        up = core._up(a[k], x[k], G[k], u[k], kink[k], sb[k], sa[k])
+        low = core._low(a[k], x[k], G[k], u[k], kink[k], sb[k], sa[k])
+        if up > gmax:
+            gmax, imax = up, k
+        if low < gmin:
+            gmin, jmin = low, k
+    best, j = math.inf, -1
+    for k in range(x.size):
+        low = core._low(a[k], x[k], G[k], u[k], kink[k], sb[k], sa[k])
+        if low < gmax:
+            b = gmax - low
+            eta = diag[imax] + diag[k] - 2.0 * row_i[k]
+            value = -b * b / (eta if eta > 1e-12 else 1e-12)
+            if value < best:
+                best, j = value, k
+    return gmax, imax, gmin, jmin, j
+
+
+@pytest.mark.parametrize("trial", range(6))
+def test_branch_free_selection_equals_the_serial_scan(rng, trial):
+    """Offsets + four lanes give the same extremes and first indices as a serial scan."""
+    n = int(rng.integers(5, 60))
+    a = rng.choice([-1.0, 1.0], n)
+    u = np.full(n, 2.0)
+    kink = np.where(rng.random(n) < 0.5, 1.0, 2.0)
+    sb, sa = np.where(kink < 2, -1.0, 0.0), np.where(kink < 2, 1.0, 0.0)
+    x = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0], n)
+    G = rng.choice([-1.0, 0.0, 0.5, 1.0], n) + (trial % 2) * rng.normal(size=n)  # ties
+    diag = rng.uniform(0.5, 2.0, n)
+    row_i = rng.uniform(-1, 1, n)
+    up_off, low_off, low = np.empty(n), np.empty(n), np.empty(n)
+    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, 0, n)
+    NG = -a * G
+    gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
+    expected = _serial_choice(a, x, G, u, kink, sb, sa, diag, row_i)
+    assert (gmax, imax, gmin, jmin) == expected[:4]
+    _, j = core.second_order(low, diag, row_i, gmax, diag[imax], n)
+    assert j == expected[4]
+    # The fused update: NG -= dxi K_i + dxj K_j rounds exactly as G += a (dxi K_i + dxj K_j).
+    row_j, dxi, dxj = rng.uniform(-1, 1, n), 0.3, -0.7
+    G2 = G + a * (dxi * row_i + dxj * row_j)
+    gmax, imax, gmin, jmin = core.update_scan(NG, up_off, low_off, low, n, row_i, row_j, dxi, dxj)
+    np.testing.assert_array_equal(-a * NG, G2)
+    assert (gmax, imax, gmin, jmin) == _serial_choice(a, x, G2, u, kink, sb, sa, diag, row_i)[:4]
+
+
+PU_FAST = [("linear", 1e-2, 0.4), (RBF(gamma=0.5), 1e-2, 0.4), (RBF(gamma=0.5), 1e-3, 0.7)]
+
+
+@pytest.mark.parametrize(("kernel", "lam", "prior"), PU_FAST)
+def test_shrinking_and_float32_rows_reach_the_same_optimum(kernel, lam, prior):
+    model = PULearning(pu_data(p=20, n=1500), prior=prior, lam=lam, kernel=kernel)
+    tol = 1e-6
+    plain = of.solve(model, driver=SMO(tol=tol, shrinking=False, check_every=100))
+    scale = max(1.0, abs(plain.objective))
+    for options in (
+        {"shrinking": True},
+        {"float32_rows": True},
+        {"shrinking": True, "float32_rows": True},
+    ):
+        result = of.solve(model, driver=SMO(tol=tol, check_every=100, **options))
+        assert result.status is of.Status.CONVERGED
+        # The certificate is on a gradient recomputed from scratch in float64.
+        assert result.stats["violation"] <= tol
+        gap, _, _ = fresh_violation(model, result.solution)
+        assert gap <= tol * (1 + 1e-6) + 1e-9 * max(1.0, model.c2)
+        assert abs(result.objective - plain.objective) <= 1e-7 * scale
+        assert result.bound <= plain.objective + 1e-9 * scale
+        assert plain.bound <= result.objective + 1e-9 * scale
+        assert result.objective == pytest.approx(model.objective(result.solution), rel=1e-11)
+        if options.get("shrinking"):
+            assert min(r.extras["active"] for r in result.history) < model.unlabeled.size
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_svm_shrinking_and_float32_rows(cancer, kernel):
+    X, y = cancer
+    model = WeightedSVM(Dataset(X=X, y=y), C=5.0, kernel=RBF(gamma=0.05) if kernel == "rbf" else
+                        "linear")  # fmt: skip
+    ref = of.solve(model, driver=of.drivers.Direct(form="dual"), backend="clarabel")
+    scale = max(1.0, abs(ref.objective))
+    for options in ({"shrinking": True, "float32_rows": True}, {"shrinking": False}):
+        result = of.solve(model, driver=SMO(tol=1e-6, **options))
+        assert abs(result.objective - ref.objective) <= 1e-6 * scale
+        assert result.bound <= ref.objective + 1e-8 * scale
+        assert result.stats["violation"] <= 1e-6
+
+
+def test_threads_do_not_change_the_path(monkeypatch):
+    from optframe.drivers import smo as smo_module
+
+    monkeypatch.setattr(smo_module, "PARALLEL_ROWS", 1)  # parallel rows even for small n
+    model = PULearning(pu_data(n=300), prior=0.4, lam=1e-3, kernel=RBF(gamma=0.5))
+    one = of.solve(model, driver=SMO(tol=1e-6, threads=1))
+    two = of.solve(model, driver=SMO(tol=1e-6, threads=2, parallel_rows=True))
+    np.testing.assert_array_equal(one.solution["sigma"], two.solution["sigma"])
+    assert one.objective == two.objective
+    assert one.stats["threads"] == 1
+    with pytest.raises(ModelError, match="threads"):
+        SMO(threads=0)
+
+
+def test_dense_enough_sparse_points_are_made_dense(rng):
+    X = rng.normal(size=(120, 6)) * (rng.random((120, 6)) < 0.6)
+    _, Z = points(sp.csr_array(X))
+    assert Z[1].size == 0  # dense path
+    assert Z[0].shape == X.shape
+    _, Z = points(sp.csr_array(X * (rng.random(X.shape) < 0.2)))
+    assert Z[1].size == 121  # stays CSR
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    dense = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.2))
+    sparse = WeightedSVM(Dataset(X=sp.csr_array(X), y=y), C=1.0, kernel=RBF(gamma=0.2))
+    a, b = (of.solve(m, driver=SMO(tol=1e-7)) for m in (dense, sparse))
+    np.testing.assert_array_equal(a.solution["alpha"], b.solution["alpha"])
