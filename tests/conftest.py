@@ -14,6 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OPTFRAME_DATA", str(REPO.parent / "shared" / "datasets"))
 os.environ.setdefault("OPTFRAME_OFFLINE", "1")
+# scikit-learn's array-API estimator check (numpy inputs with dispatch on) runs only with this
+# set before SciPy is imported; without it the check is skipped.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 
 @pytest.fixture
