@@ -19,19 +19,11 @@ import numpy as np
 import optframe as of
 from optframe.data import load_dataset
 from optframe.drivers import MFW, CoreVectorMachine
-from optframe.kernels import RBF
+from optframe.kernels import RBF, mean_squared_distance
 from optframe.models import L2SVM
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "cvm_l2svm.png"
 EPS = 1e-6
-
-
-def paper_gamma(X) -> float:
-    """1 / (2 sigma^2), sigma^2 the mean squared distance over all pairs (the paper's width)."""
-    n = X.shape[0]
-    squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    mean = np.asarray(X.mean(axis=0)).ravel()
-    return 1.0 / (2.0 * 2.0 * (squares.mean() - mean @ mean) * n / (n - 1))
 
 
 def print_trace(result: of.Result, rows: int = 15) -> None:
@@ -80,7 +72,7 @@ def main(smoke: bool, out: Path) -> None:
     data = load_dataset("a1a")
     if smoke:
         data = data.subset(np.random.default_rng(0).permutation(data.n_samples)[:400])
-    model = L2SVM(data, C=4.0, kernel=RBF(gamma=paper_gamma(data.X)))
+    model = L2SVM(data, C=4.0, kernel=RBF(gamma=1.0 / (2.0 * mean_squared_distance(data.X))))
     runs = {
         "CVM": of.solve(model, CoreVectorMachine(eps=EPS, check_every=5)),
         "MFW": of.solve(model, MFW(eps=EPS, check_every=20 if smoke else 100)),

@@ -125,6 +125,24 @@ class Polynomial(Kernel):
         return (self.gamma * _squared_norms(X) + self.coef0) ** int(self.degree)
 
 
+def mean_squared_distance(X: ArrayLike) -> float:
+    r"""Mean squared distance over all ordered pairs :math:`i \ne j`, in O(m d).
+
+    .. math:: \frac{1}{m(m-1)} \sum_{i \ne j} \lVert x_i - x_j \rVert^2
+        = \frac{2m}{m-1} \Big(\tfrac1m \sum_i \lVert x_i \rVert^2
+        - \lVert \bar x \rVert^2\Big)
+
+    Frandi et al. set the RBF width :math:`\sigma^2` to it (``RBF(gamma=1 / (2 * it))``).
+    Dense or sparse ``X`` with at least two rows.
+    """
+    m = X.shape[0]
+    if m < 2:
+        raise ModelError(f"mean_squared_distance needs at least two rows; got {m}")
+    rows = _rows(X)
+    mean = np.asarray(rows.mean(axis=0)).ravel()
+    return float(2.0 * (_squared_norms(rows).mean() - mean @ mean) * m / (m - 1))
+
+
 def as_kernel(kernel: Kernel | str) -> Kernel:
     """Turn ``"linear"``, ``"rbf"`` or ``"poly"`` (default parameters) or a Kernel into a Kernel."""
     if isinstance(kernel, Kernel):

@@ -4,7 +4,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
 from optframe import RBF, Linear, ModelError, Polynomial
-from optframe.kernels import as_kernel
+from optframe.kernels import as_kernel, mean_squared_distance
 
 CASES = [
     (Linear(), linear_kernel, {}),
@@ -39,3 +39,13 @@ def test_invalid_kernel_parameters_raise():
         Polynomial(degree=1.5)
     with pytest.raises(ModelError, match="unknown kernel"):
         as_kernel("sigmoid")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_mean_squared_distance_equals_the_pairwise_mean(rng, sparse):
+    X = rng.normal(size=(30, 4)) * (rng.random((30, 4)) < 0.6)
+    pairs = [np.sum((X[i] - X[j]) ** 2) for i in range(30) for j in range(30) if i != j]
+    given = sp.csr_array(X) if sparse else X
+    assert mean_squared_distance(given) == pytest.approx(np.mean(pairs), rel=1e-12)
+    with pytest.raises(ModelError, match="two rows"):
+        mean_squared_distance(X[:1])

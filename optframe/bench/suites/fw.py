@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from optframe.bench.suite import Cell
+from optframe.kernels import mean_squared_distance
 
 DESCRIPTION = "L2-SVM (MEB): FW, MFW, CVM (numba) vs sklearn SVC, RBF, eps 1e-6, 5 seeds"
 COLUMNS = [
@@ -197,14 +198,6 @@ def split(name: str, quick: bool = False) -> tuple[Any, np.ndarray, Any, np.ndar
         X, y = X[rows], y[rows]
     _CACHE[key] = (X, y, Xt, yt)
     return _CACHE[key]
-
-
-def mean_squared_distance(X: Any) -> float:
-    """Mean squared distance over all ordered pairs i != j: 2 (mean|x|^2 - |mean x|^2) m/(m-1)."""
-    m = X.shape[0]
-    sq = np.asarray(X.multiply(X).sum(axis=1) if hasattr(X, "multiply") else (X * X).sum(axis=1))
-    mean = np.asarray(X.mean(axis=0)).ravel()
-    return float(2.0 * (sq.mean() - mean @ mean) * m / (m - 1))
 
 
 def _int32(X: Any) -> Any:
