@@ -636,7 +636,7 @@ class WeightedSVM(Model):
         if capability == "smo_dual" and not self.fit_intercept:
             return (
                 "without an intercept the dual has no equality row, which SMO's pair steps "
-                "keep; use fit_intercept=True, or the DCD driver"
+                "keep; use fit_intercept=True, or a driver for box duals"
             )
         if capability in ("box_dual", "with_fixed"):
             return self.lacks_box_dual()

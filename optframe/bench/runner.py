@@ -14,6 +14,7 @@ its worker, which is killed at the limit; the cell is then recorded as ``time_li
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Listener
 from typing import Any
@@ -60,21 +61,34 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+@contextlib.contextmanager
+def _thread_limits(threads: int | None) -> Iterator[None]:
+    """Set the thread variables and BLAS pools to ``threads`` for one cell, then restore them."""
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})
+    try:
+        with threadpool_limits(threads):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_here(suite_name: str, params: Mapping[str, Any], threads: int | None) -> dict[str, Any]:
     """Run the cell in this process; a raising cell becomes a ``failed`` record."""
-    if threads is not None:
-        for name in THREAD_VARIABLES:
-            os.environ[name] = str(threads)
     suite = load_suite(suite_name)
     cell = Cell(dict(params))
     start = time.perf_counter()
     try:
-        if threads is not None:
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(threads):
-                record = dict(params) | dict(suite.run_cell(cell))
-        else:
+        with _thread_limits(threads):
             record = dict(params) | dict(suite.run_cell(cell))
     except Exception as exc:
         record = dict(params) | {
@@ -216,7 +230,7 @@ def connect(scheduler: str | None, workers: int | None, threads: int | None = 1)
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: runs side by side never clash
             silence_logs=logging.ERROR,
         )
     return Client(cluster)

@@ -213,7 +213,7 @@ def bench(args: argparse.Namespace) -> int:
         records = read_records(args.records)
     else:
         select = parse_filters(args.filter) if args.filter else None
-        with ResultStore(args.db) as store, _Progress() as progress:
+        with ResultStore(args.db) as store, _Progress(args.jsonl) as progress:
             records = run_bench(
                 args.suite,
                 store,
@@ -230,10 +230,6 @@ def bench(args: argparse.Namespace) -> int:
                 on_start=progress.start,
                 on_record=progress.update,
             )
-        if args.jsonl:
-            with open(args.jsonl, "a") as handle:
-                for record in progress.new_records:
-                    handle.write(json.dumps(record, default=str) + "\n")
     complete(suite, records)
     console.print(_summary_text(args.suite, suite, records), markup=False, highlight=False)
     if args.report:
@@ -262,7 +258,7 @@ def report(args: argparse.Namespace) -> int:
 class _Progress:
     """Cells done, failed and remaining, with an estimate of the time left (rich)."""
 
-    def __init__(self) -> None:
+    def __init__(self, jsonl: str | None = None) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -283,7 +279,7 @@ class _Progress:
             console=console,
         )
         self.task: Any = None
-        self.new_records: list[dict[str, Any]] = []
+        self.jsonl = jsonl
 
     def __enter__(self) -> _Progress:
         self.bar.__enter__()
@@ -298,7 +294,9 @@ class _Progress:
         self.task = self.bar.add_task("cells", total=pending, failed=0)
 
     def update(self, job: Any, record: dict[str, Any], done: int, failed: int, total: int) -> None:
-        self.new_records.append(record)
+        if self.jsonl:  # as soon as the cell is stored, so a killed run keeps it here too
+            with open(self.jsonl, "a") as handle:
+                handle.write(json.dumps(record, default=str) + "\n")
         status = record.get("status")
         console.print(f"[{done}/{total}] {job.label}: {status}", markup=False, highlight=False)
         self.bar.update(self.task, completed=done, failed=failed)

@@ -43,9 +43,13 @@ def test_pending_jobs_skip_done_and_add_repeats():
 def test_serial_run_resumes_and_repeats(fault, monkeypatch):
     monkeypatch.setenv("FAULT_KINDS", "ok,raise")
     monkeypatch.setenv("FAULT_COUNT", "2")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with ResultStore(fault / "r.sqlite") as store:
         records = run_bench(SUITE, store, serial=True)
         assert len(records) == 4
+        # one thread inside each cell, and the caller's environment restored afterwards
+        assert {r["threads"] for r in records if r["status"] == "optimal"} == {"1"}
+        assert "OMP_NUM_THREADS" not in os.environ
         failed = [r for r in records if r["status"] == "failed"]
         assert len(failed) == 2
         assert "ValueError: cell 0 fails on purpose" in failed[0]["error"]
@@ -104,8 +108,9 @@ def test_local_cluster_survives_a_raising_cell_a_killed_worker_and_a_hung_cell(f
     }
     runs = executions(fault)
     # the worker died at the first try (its orphaned child may still finish, unheard), the
-    # scheduler ran the cell again, and the store holds it once
-    assert runs.count("start kill_worker 0") == 2
+    # scheduler ran the cell again (more than once if the worker it landed on was the one the
+    # other kill_worker cell killed), and the store holds it once
+    assert runs.count("start kill_worker 0") >= 2
     assert len([r for r in records if r["name"] == "kill_worker" and r["i"] == 0]) == 1
 
 
