@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from optframe.drivers import fw_core as core
 from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.smo import _kernel_code
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.kernels import Kernel
@@ -71,6 +72,8 @@ class MEBDual:
 
 # Dense copy of the points when at least this fraction of the entries is nonzero.
 DENSE_FILL = 0.25
+# Columns computed by one matrix product when an exact pass needs uncached ones.
+PREFETCH_BLOCK = 256
 
 
 def check_common(name: str, eps: float, sample_size: int | None, init_size: int) -> None:
@@ -103,6 +106,7 @@ class Problem:
             X = sp.csr_array(np.asarray(dual.X, dtype=np.float64))
         X.sum_duplicates()
         X.sort_indices()
+        self.X = X
         self.indptr = X.indptr.astype(np.int64)
         self.indices = X.indices.astype(np.int64)
         self.data = X.data.astype(np.float64)
@@ -134,19 +138,7 @@ class Problem:
         # entry_bytes: 16 when partial columns are common (value and tag, CVM), 8 when the
         # columns are full (FW/MFW: only the initial ball's columns ever touch their tags)
         self.entry_bytes = int(entry_bytes)
-        slots = int(min(m, max(2, cache_bytes // (self.entry_bytes * max(m, 1)))))
-        self.cache = (
-            np.empty((slots, m)),
-            # tags start at 0 and generations at 1 (a slot's first use): np.zeros is a lazy
-            # calloc, so only the pages of the columns actually used are ever touched
-            np.zeros((slots, m), dtype=np.int64),
-            np.zeros(slots, dtype=np.int64),
-            np.full(m, -1, dtype=np.int64),
-            np.full(slots, -1, dtype=np.int64),
-            np.zeros(slots, dtype=np.int64),
-            np.zeros(slots, dtype=np.bool_),
-        )
-        self.slots = slots
+        self.cache, self.slots = core.column_cache(m, cache_bytes, self.entry_bytes)
         self.counters = np.zeros(10, dtype=np.int64)
         self.alpha = np.zeros(m)
         self.s = np.zeros(m)
@@ -191,8 +183,32 @@ class Problem:
             self.s[members] += self.alpha[j] * col[members]
         self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
 
+    def prefetch(self, members: NDArray[np.int64]) -> None:
+        """Cache the full columns of ``members`` not cached yet, by blocks of one matrix product.
+
+        At most as many columns as the cache holds (the rest are computed one at a time by the
+        pass that needs them).
+        """
+        _, _, gens, slot_of, owner, stamp, is_full = self.cache
+        slot = slot_of[members]
+        missing = members[(slot < 0) | ~is_full[np.maximum(slot, 0)]]
+        missing = missing[: max(self.slots - 1, 0)]
+        if missing.size == 0:
+            return
+        bits = np.empty(self.m, dtype=np.int64)
+        for lo in range(0, missing.size, PREFETCH_BLOCK):
+            block = np.ascontiguousarray(missing[lo : lo + PREFETCH_BLOCK])
+            if self.Xd.shape[0] > 0:
+                dots = self.Xd[block] @ self.Xd.T
+            else:
+                dots = (self.X[block] @ self.X.T).toarray()
+            core.store_columns(block, np.ascontiguousarray(dots), self.sqn, self.y, self.kp,
+                               bits, self.cache[0], gens, slot_of, owner, stamp, is_full,
+                               self.counters)  # fmt: skip
+
     def full_pass(self) -> tuple[float, int, float]:
         """Exact s on all points: (delta_plus, argmin s, drift of the maintained coreset s)."""
+        self.prefetch(self.core[: self.q])
         R, best, drift = core.full_pass(
             self.alpha, self.s, self.core, self.q, self.all_idx, *self.points, self.work,
             *self.cache, self.counters,
@@ -498,6 +514,8 @@ class FrankWolfe(Driver):
     radius: str = "maintained"
     trace: bool = False
     check_every: int = 1000
+    shrinking: bool = False
+    active_extra: int = 1000
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -517,6 +535,15 @@ class FrankWolfe(Driver):
             )
         if self.check_every < 1:
             raise ModelError("FrankWolfe: check_every must be >= 1")
+        if self.shrinking:
+            if self.radius != "maintained":
+                raise ModelError("FrankWolfe: shrinking needs radius='maintained'")
+            if self.trace:
+                raise ModelError("FrankWolfe: trace is not available with shrinking")
+            if not isinstance(self.active_extra, int) or self.active_extra < 1:
+                raise ModelError(
+                    f"FrankWolfe: active_extra must be an integer >= 1; got {self.active_extra!r}"
+                )
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run FW or MFW and return the model's solution with the certified bound."""
@@ -525,7 +552,10 @@ class FrankWolfe(Driver):
         eps = self.eps if options.tol is None else float(options.tol)
         check_common("FrankWolfe", eps, self.sample_size, self.init_size)
         max_iter = options.max_iter or self.max_iter or 10**6
-        prob = Problem(model, self.cache_bytes, "FrankWolfe", self.dense_bytes, entry_bytes=8)
+        # with shrinking, half the budget caches full columns (exact passes), half the
+        # restricted problem's columns
+        budget = self.cache_bytes // 2 if self.shrinking else self.cache_bytes
+        prob = Problem(model, budget, "FrankWolfe", self.dense_bytes, entry_bytes=8)
         mode = RADIUS_MODES[self.radius]
         if mode != core.MAINTAINED and not prob.constant_diagonal:
             raise IncompatibleDriver(
@@ -547,7 +577,13 @@ class FrankWolfe(Driver):
         history: list[IterationRecord] = []
         steps, status = 0, Status.ITERATION_LIMIT
         sample = 0 if exact else int(self.sample_size)  # type: ignore[arg-type]
-        while True:
+        phases = ActivePhases()
+        if self.shrinking:
+            status, steps = run_phases(
+                prob, VARIANTS[self.variant], thr, self.active_extra, budget, max_iter,
+                self.check_every, start, options.time_limit, context.callback, history, phases,
+            )  # fmt: skip
+        while not self.shrinking:
             budget = min(self.check_every, max_iter - steps)
             if budget <= 0:
                 break
@@ -586,8 +622,15 @@ class FrankWolfe(Driver):
             "threshold": thr,
             "delta_plus_candidates": float(prob.sc[core.S_DPLUS]),
             "steps": steps,
-            "sample_size": self.sample_size,
+            "sample_size": None if self.shrinking else self.sample_size,
+            "shrinking": self.shrinking,
         }
+        if self.shrinking:
+            stats |= {
+                "phases": phases.phases,
+                "active_max": phases.active_max,
+                "restricted_cache_bytes": budget,
+            }
         if self.trace:
             stats["trace"] = {
                 "R": trace_f[:steps, 0].copy(),

@@ -35,6 +35,7 @@ import math
 import numba
 import numpy as np
 
+from optframe.drivers.smo_core import exp_neg
 from optframe.drivers.smo_core import kernel_from_dot as _kernel
 
 INF = math.inf
@@ -50,6 +51,26 @@ S_R, S_R2, S_DPLUS, S_DMINUS, S_DELTA2 = range(5)
 MAINTAINED, RECURSION, PAPER_SIGN = 0, 1, 2
 # fw_chunk variants: toward steps only, toward or away (MFW), pairwise (PFW)
 PLAIN, AWAY, PAIRWISE = 0, 1, 2
+
+
+def column_cache(m: int, cache_bytes: int, entry_bytes: int) -> tuple[tuple, int]:
+    """The arrays of an LRU cache of columns of length ``m`` within ``cache_bytes``, and its slots.
+
+    (columns, tags, generations, slot of each point, owner of each slot, stamps, is_full).
+    """
+    slots = int(min(m, max(2, cache_bytes // (entry_bytes * max(m, 1)))))
+    arrays = (
+        np.empty((slots, m)),
+        # tags start at 0 and generations at 1 (a slot's first use): np.zeros is a lazy
+        # calloc, so only the pages of the columns actually used are ever touched
+        np.zeros((slots, m), dtype=np.int64),
+        np.zeros(slots, dtype=np.int64),
+        np.full(m, -1, dtype=np.int64),
+        np.full(slots, -1, dtype=np.int64),
+        np.zeros(slots, dtype=np.int64),
+        np.zeros(slots, dtype=np.bool_),
+    )
+    return arrays, slots
 
 
 @numba.njit(cache=True)
@@ -131,11 +152,8 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
 
 
 @numba.njit(cache=True)
-def column(
-    t, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
-    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
-):  # fmt: skip
-    """Column t of K~ with at least the entries ``targets[:n_targets]`` (all when ``full``)."""
+def claim(t, gens, slot_of, owner, stamp, is_full, counters):
+    """The slot of column t: its own (a hit) or the least recently used one (a miss)."""
     counters[CLOCK] += 1
     s = slot_of[t]
     if s < 0:
@@ -155,6 +173,16 @@ def column(
     else:
         counters[HITS] += 1
     stamp[s] = counters[CLOCK]
+    return s
+
+
+@numba.njit(cache=True)
+def column(
+    t, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
+    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+):  # fmt: skip
+    """Column t of K~ with at least the entries ``targets[:n_targets]`` (all when ``full``)."""
+    s = claim(t, gens, slot_of, owner, stamp, is_full, counters)
     if not is_full[s]:
         if full:
             _fill(t, cols[s], tags[s], gens[s], targets, targets.shape[0], True, indptr, indices,
@@ -164,6 +192,37 @@ def column(
             _fill(t, cols[s], tags[s], gens[s], targets, n_targets, False, indptr, indices, data,
                   Xd, cptr, crow, cval, sqn, y, kp, work, counters)  # fmt: skip
     return cols[s]
+
+
+@numba.njit(cache=True)
+def store_columns(block, dots, sqn, y, kp, bits, cols, gens, slot_of, owner, stamp, is_full,
+                  counters):  # fmt: skip
+    """Cache the full columns ``block`` of K~ from ``dots[r, i] = <x_block[r], x_i>``.
+
+    The dot products come from one matrix product (BLAS, or a sparse product), which reads the
+    points once for the whole block instead of once per column; the RBF exponential is
+    vectorized (``exp_neg``, within 1 ulp of libm).
+    """
+    kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
+    m = sqn.shape[0]
+    for r in range(block.shape[0]):
+        t = block[r]
+        s = claim(t, gens, slot_of, owner, stamp, is_full, counters)
+        col = cols[s]
+        row = dots[r]
+        yt, sqt = y[t], sqn[t]
+        if kind == 1:
+            for i in range(m):
+                col[i] = max(sqn[i] + sqt - 2.0 * row[i], 0.0)
+            exp_neg(col, gamma, bits)
+        else:
+            for i in range(m):
+                col[i] = _kernel(row[i], sqn[i], sqt, kind, gamma, coef0, degree)
+        for i in range(m):
+            col[i] = y[i] * yt * (col[i] + 1.0)
+        col[t] += ridge
+        is_full[s] = True
+        counters[EVALS] += m
 
 
 @numba.njit(cache=True)

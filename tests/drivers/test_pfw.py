@@ -206,7 +206,10 @@ def test_two_columns_per_step_and_tiny_cache(rbf_model):
     tiny = of.solve(rbf_model, driver=PFW(eps=1e-8, sample_size=None, cache_bytes=1))
     assert tiny.stats["cache_slots"] == 2
     assert tiny.stats["cache_misses"] > big.stats["cache_misses"]
-    np.testing.assert_array_equal(tiny.solution["alpha"], big.solution["alpha"])
+    # same path; to rounding, since the exact passes fill a big cache by block products
+    # (BLAS, vectorized exp) and a 2-slot cache one column at a time
+    assert tiny.iterations == big.iterations
+    np.testing.assert_allclose(tiny.solution["alpha"], big.solution["alpha"], rtol=0, atol=1e-15)
     X = sp.csr_array(rbf_model.data.X)
     sparse = L2SVM(Dataset(X=X, y=rbf_model.data.y), C=10.0, kernel=RBF(gamma=0.5))
     other = of.solve(sparse, driver=PFW(eps=1e-8, sample_size=None, dense_bytes=0))

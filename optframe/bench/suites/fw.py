@@ -16,7 +16,10 @@ Protocol (Frandi et al. section 5, notes/frank_wolfe.md section 4):
   coreset among the candidates plain FW rarely stops, note A1), MFW the draws and the coreset
   (note option (c)) with the exact O(m) search before stopping (so its stop is proven),
   ``mfw_all`` the exact search at every step, ``pfw`` pairwise steps (Lacoste-Julien and
-  Jaggi 2015) with MFW's candidates and exact pass; CVM draws up to 7 x 59 non-coreset points
+  Jaggi 2015) with MFW's candidates and exact pass, ``mfw_shrink`` and ``pfw_shrink`` the same
+  steps in active-set phases (``FrankWolfe(shrinking=True)``: the coreset and the
+  ``ACTIVE_EXTRA`` points of smallest s, exact search there, an exact pass on every point
+  between phases, so the stop is proven on all points); CVM draws up to 7 x 59 non-coreset points
   (LibCVM), each evaluated from scratch on the coreset, no verification pass. The true
   delta_plus at exit is recorded and the status says whether it was proven.
   Kernel caches: ``CACHE_MB`` for ours and for SVC's ``cache_size``;
@@ -66,12 +69,14 @@ DATASETS = (
     "a1a", "a5a", "a8a", "a9a", "w8a", "ijcnn1", "usps", "letter", "shuttle", "reuters",
     "skin_nonskin", "kddcup",
 )  # fmt: skip
-METHODS = ("fw", "mfw", "mfw_all", "pfw", "cvm", "svc")
+METHODS = ("fw", "mfw", "mfw_all", "pfw", "mfw_shrink", "pfw_shrink", "cvm", "svc")
 # Kernel cache of every method (MB): ours (16 bytes per entry) and libsvm's (SVC cache_size).
 CACHE_MB = 4096
 MULTICLASS = ("usps", "letter", "shuttle")
 SCALE = ("letter", "shuttle", "skin_nonskin", "kddcup")
 SVC_LIMIT = 60_000
+# Points of smallest s added to the coreset's active set per phase (mfw_shrink, pfw_shrink).
+ACTIVE_EXTRA = 1000
 C_GRID = tuple(2.0**k for k in range(0, 13, 2))
 EPS = 1e-6
 
@@ -225,8 +230,11 @@ def _driver(method: str, seed: int) -> Any:
     if method == "fw":
         return FW(eps=EPS, seed=seed, verify=False, candidates="sample", max_iter=10**6,
                   cache_bytes=cache, recompute=False, check_every=20_000)  # fmt: skip
+    kind = PFW if method.startswith("pfw") else MFW
+    if method.endswith("_shrink"):
+        return kind(eps=EPS, seed=seed, shrinking=True, active_extra=ACTIVE_EXTRA,
+                    cache_bytes=cache, recompute=False, check_every=20_000)  # fmt: skip
     sample = None if method == "mfw_all" else 59
-    kind = PFW if method == "pfw" else MFW
     return kind(eps=EPS, seed=seed, sample_size=sample, verify=True, cache_bytes=cache,
                 recompute=False, check_every=20_000)  # fmt: skip
 
@@ -380,9 +388,10 @@ def summarize(records: list[dict[str, Any]]) -> str:
     lines.append("")
     for name, med in medians.items():
         parts = []
-        if "svc" in med and "mfw" in med:
-            parts.append(f"SVC/MFW time {med['svc'] / med['mfw']:.2f}x, accuracy MFW - SVC "
-                         f"{med['mfw:acc'] - med['svc:acc']:+.2f}")  # fmt: skip
+        for method in ("mfw", "mfw_shrink", "pfw_shrink"):
+            if "svc" in med and method in med:
+                parts.append(f"SVC/{method} time {med['svc'] / med[method]:.2f}x, accuracy "
+                             f"{method} - SVC {med[method + ':acc'] - med['svc:acc']:+.2f}")  # fmt: skip
         if "cvm" in med:
             for method in ("fw", "mfw"):
                 if method in med:

@@ -1,0 +1,151 @@
+"""Active-set phases ("shrinking") of FW/MFW/PFW, and the batched fill of kernel columns.
+
+A phase runs the variant's steps on the coreset plus the points of smallest s outside it, then
+one exact pass recomputes s on every point; the run stops only on that pass.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import optframe as of
+from optframe.data import Dataset
+from optframe.drivers import MFW, PFW, FrankWolfe, fw_core
+from optframe.drivers.frank_wolfe import Problem
+from optframe.drivers.fw_active import choose_active
+from optframe.errors import ModelError
+from optframe.kernels import RBF, Linear, Polynomial
+from optframe.models import L2SVM
+
+TIGHT = {"tol_gap_rel": 1e-12, "tol_gap_abs": 1e-12, "tol_feas": 1e-12}
+POLY = Polynomial(degree=2, gamma=0.5, coef0=1.0)  # non-constant diagonal of K~
+KERNELS = [RBF(gamma=0.5), Linear(), POLY]
+IDS = ["rbf", "linear", "poly"]
+
+
+def data(m=300, seed=0, sparse=False):
+    """Nearly separable by a plane: few support vectors, so the active set stays small."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=m) > 0, 1.0, -1.0)
+    if sparse:
+        X[np.abs(X) < 0.6] = 0.0
+        X = sp.csr_array(X)
+    return Dataset(X=X, y=y)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
+@pytest.mark.parametrize("driver", [MFW, PFW], ids=["mfw", "pfw"])
+def test_matches_direct_over_several_phases(kernel, driver):
+    model = L2SVM(data(), C=10.0, kernel=kernel)
+    ref = of.solve(model, backend="clarabel", solver_options=TIGHT)
+    assert ref.status is of.Status.OPTIMAL
+    result = of.solve(model, driver=driver(eps=1e-8, shrinking=True, active_extra=10))
+    st = result.stats
+    assert result.status is of.Status.OPTIMAL
+    assert st["shrinking"] and st["proven"]
+    assert st["delta_plus"] <= st["threshold"]
+    assert st["phases"] >= 3  # the active set grew over several exact passes
+    assert st["active_max"] < model.data.y.size
+    assert st["sample_size"] is None  # the toward vertex is the exact argmin over A
+    assert result.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-10)
+    assert result.bound <= ref.objective + 1e-12
+    assert ref.objective <= st["upper_bound"] + 1e-12
+    # the final exact pass is from scratch: nothing drifted
+    assert st["cache_drift"] <= 1e-12
+
+
+def test_kkt_on_every_point_at_exit():
+    """I-11 on all m points: the stop is proven by an exact pass, not on the active set only."""
+    model = L2SVM(data(m=400, seed=3), C=30.0, kernel=RBF(gamma=0.8))
+    eps = 1e-6
+    result = of.solve(model, driver=MFW(eps=eps, shrinking=True, active_extra=15))
+    assert result.stats["phases"] >= 3
+    alpha, R = result.solution["alpha"], result.stats["R"]
+    s = model.modified_gram() @ alpha
+    slack = (2 * eps + eps**2) * result.stats["g"] / 2
+    assert s.min() >= R - slack - 1e-12
+    assert alpha.min() >= 0.0 and abs(alpha.sum() - 1.0) <= 1e-12
+
+
+def test_same_optimum_as_without_shrinking_dense_and_sparse():
+    for sparse in (False, True):
+        model = L2SVM(data(sparse=sparse), C=10.0, kernel=RBF(gamma=0.5))
+        plain = of.solve(model, driver=MFW(eps=1e-9, sample_size=None))
+        for driver in (MFW, PFW):
+            shrunk = of.solve(model, driver=driver(eps=1e-9, shrinking=True, active_extra=20))
+            assert shrunk.status is of.Status.OPTIMAL
+            assert shrunk.objective == pytest.approx(plain.objective, rel=1e-7)
+            np.testing.assert_allclose(
+                shrunk.solution["alpha"], plain.solution["alpha"], atol=1e-4 / 300
+            )
+
+
+def test_limits_leave_an_exact_s_and_honest_status():
+    model = L2SVM(data(), C=10.0, kernel=RBF(gamma=0.5))
+    driver = MFW(eps=1e-10, shrinking=True, active_extra=10, check_every=50)
+    result = of.solve(model, driver=driver, max_iter=120)
+    assert result.status is of.Status.ITERATION_LIMIT
+    assert result.iterations <= 120
+    assert not result.stats["proven"]
+    assert result.bound <= result.objective
+    stopped = of.solve(model, driver=driver, callback=lambda record: record.iteration >= 50)
+    assert stopped.status in (of.Status.CONVERGED, of.Status.OPTIMAL)
+    assert stopped.stats["cache_drift"] <= 1e-12
+
+
+def test_choose_active_takes_the_smallest_s_outside_the_coreset():
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=50)
+    core = np.array([3, 17, 40])
+    members = choose_active(s, core, 5)
+    assert np.all(np.diff(members) > 0)
+    assert set(core) <= set(members)
+    outside = np.setdiff1d(np.arange(50), core)
+    expected = outside[np.argsort(s[outside])[:5]]
+    assert set(members) - set(core) == set(expected)
+    assert choose_active(s, core, 100).size == 50
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_batched_columns_equal_single_columns(kernel, sparse):
+    """prefetch (one matrix product per block, vectorized exp) = column() entry by entry."""
+    model = L2SVM(data(m=200, sparse=sparse), C=3.0, kernel=kernel)
+    K = model.modified_gram()
+    prob = Problem(model, 10**8, "test", dense_bytes=10**8 if not sparse else 0, entry_bytes=8)
+    members = np.array([5, 0, 199, 17, 63], dtype=np.int64)
+    prob.prefetch(members)
+    cols, _, _, slot_of, _, _, is_full = prob.cache
+    assert prob.counters[fw_core.MISSES] == members.size
+    for t in members:
+        assert is_full[slot_of[t]]
+        np.testing.assert_allclose(cols[slot_of[t]], K[:, t], rtol=1e-14, atol=1e-14)
+    prob.prefetch(members)  # all cached: nothing recomputed
+    assert prob.counters[fw_core.EVALS] == members.size * 200
+
+
+def test_prefetch_within_a_tiny_cache():
+    model = L2SVM(data(m=120), C=3.0, kernel=RBF(gamma=0.5))
+    K = model.modified_gram()
+    prob = Problem(model, 3 * 120 * 8, "test", entry_bytes=8)  # 3 slots
+    assert prob.slots == 3
+    members = np.arange(0, 120, 7, dtype=np.int64)
+    prob.set_core(members)
+    prob.alpha[members] = 1.0 / members.size
+    prob.full_pass()
+    np.testing.assert_allclose(prob.s, K @ prob.alpha, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"shrinking": True, "radius": "recursion"},
+        {"shrinking": True, "trace": True},
+        {"shrinking": True, "active_extra": 0},
+        {"shrinking": True, "active_extra": 2.5},
+    ],
+)
+def test_bad_shrinking_options(options):
+    with pytest.raises(ModelError):
+        FrankWolfe(**options)
