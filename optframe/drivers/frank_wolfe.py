@@ -72,7 +72,7 @@ class MEBDual:
 
 # Dense copy of the points when at least this fraction of the entries is nonzero.
 DENSE_FILL = 0.25
-# Columns computed by one matrix product when an exact pass needs uncached ones.
+# Columns computed by one matrix product when an exact pass needs uncached ones (store_block).
 PREFETCH_BLOCK = 256
 
 
@@ -134,6 +134,7 @@ class Problem:
         self.delta2 = float(self.diag.max())
         self.constant_diagonal = bool(np.ptp(self.diag) <= 1e-12 * self.delta2)
         self.work = np.zeros(X.shape[1])
+        self.bits = np.empty(m, dtype=np.int64)  # scratch of the vectorized exp
         self.all_idx = np.arange(m, dtype=np.int64)
         # entry_bytes: 16 when partial columns are common (value and tag, CVM), 8 when the
         # columns are full (FW/MFW: only the initial ball's columns ever touch their tags)
@@ -183,36 +184,44 @@ class Problem:
             self.s[members] += self.alpha[j] * col[members]
         self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
 
-    def prefetch(self, members: NDArray[np.int64]) -> None:
-        """Cache the full columns of ``members`` not cached yet, by blocks of one matrix product.
+    def store_block(self, block: NDArray[np.int64]) -> None:
+        """Compute and cache the full columns ``block`` from one matrix product.
 
-        At most as many columns as the cache holds (the rest are computed one at a time by the
-        pass that needs them).
+        The product reads the points once for the block instead of once per column (BLAS on
+        the dense copy, a sparse product otherwise); ``block`` must be smaller than the cache.
         """
+        if self.Xd.shape[0] > 0:
+            dots = self.Xd[block] @ self.Xd.T
+        else:
+            dots = (self.X[block] @ self.X.T).toarray()
         _, _, gens, slot_of, owner, stamp, is_full = self.cache
-        slot = slot_of[members]
-        missing = members[(slot < 0) | ~is_full[np.maximum(slot, 0)]]
-        missing = missing[: max(self.slots - 1, 0)]
-        if missing.size == 0:
-            return
-        bits = np.empty(self.m, dtype=np.int64)
-        for lo in range(0, missing.size, PREFETCH_BLOCK):
-            block = np.ascontiguousarray(missing[lo : lo + PREFETCH_BLOCK])
-            if self.Xd.shape[0] > 0:
-                dots = self.Xd[block] @ self.Xd.T
-            else:
-                dots = (self.X[block] @ self.X.T).toarray()
-            core.store_columns(block, np.ascontiguousarray(dots), self.sqn, self.y, self.kp,
-                               bits, self.cache[0], gens, slot_of, owner, stamp, is_full,
-                               self.counters)  # fmt: skip
+        core.store_columns(block, np.ascontiguousarray(dots), self.sqn, self.y, self.kp,
+                           self.bits, self.cache[0], gens, slot_of, owner, stamp, is_full,
+                           self.counters)  # fmt: skip
 
     def full_pass(self) -> tuple[float, int, float]:
-        """Exact s on all points: (delta_plus, argmin s, drift of the maintained coreset s)."""
-        self.prefetch(self.core[: self.q])
-        R, best, drift = core.full_pass(
-            self.alpha, self.s, self.core, self.q, self.all_idx, *self.points, self.work,
-            *self.cache, self.counters,
-        )  # fmt: skip
+        """Exact s on all points: (delta_plus, argmin s, drift of the maintained coreset s).
+
+        The cached full columns of the coreset are summed first; the others are computed by
+        blocks (``store_block``), summed, and cached in place of the least recently used ones,
+        so a coreset larger than the cache costs block products, never column-by-column
+        recomputation.
+        """
+        q = self.q
+        members = self.core[:q].copy()
+        cols, _, _, slot_of, _, _, is_full = self.cache
+        slot = slot_of[members]
+        cached = (slot >= 0) & is_full[np.maximum(slot, 0)]
+        fresh = np.zeros(self.m)
+        core.accumulate(members[cached], self.alpha, cols, slot_of, fresh, self.counters)
+        missing = members[~cached]
+        size = max(1, min(PREFETCH_BLOCK, self.slots - 1))
+        for lo in range(0, missing.size, size):
+            block = np.ascontiguousarray(missing[lo : lo + size])
+            self.store_block(block)
+            core.accumulate(block, self.alpha, cols, slot_of, fresh, self.counters)
+            self.counters[core.HITS] -= block.size  # counted as misses by store_block
+        R, best, drift = core.install(fresh, self.s, self.alpha, self.core, q)
         self.sc[core.S_R] = R
         self.full_passes += 1
         return self.delta_plus(int(best)), int(best), float(drift)

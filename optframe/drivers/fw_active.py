@@ -92,6 +92,11 @@ class Restricted:
         self.pos[local] = np.arange(local.size)
         self.ints = np.array([local.size, -1, -1, -1], dtype=np.int64)
         self.sc = prob.sc.copy()
+        # the coreset's full columns are cached by the exact pass: restrict them, do not recompute
+        _, _, _, g_slot_of, _, _, g_is_full = prob.cache
+        cols, _, gens, slot_of, owner, stamp, is_full = self.cache
+        core.gather_columns(local, members, prob.cache[0], g_slot_of, g_is_full, cols, gens,
+                            slot_of, owner, stamp, is_full, prob.counters)  # fmt: skip
 
     @property
     def points(self) -> tuple:

@@ -226,6 +226,36 @@ def store_columns(block, dots, sqn, y, kp, bits, cols, gens, slot_of, owner, sta
 
 
 @numba.njit(cache=True)
+def gather_columns(local, members, src_cols, src_slot_of, src_is_full, cols, gens, slot_of, owner,
+                   stamp, is_full, counters):  # fmt: skip
+    """Cache restricted columns K~[members, members[k]], k in ``local``, read from full ones.
+
+    The full columns are those cached in ``src_*``; points whose full column is not cached
+    there are left out. Returns the number of columns gathered (not counted as misses: no
+    kernel value is computed).
+    """
+    a = members.shape[0]
+    done = 0
+    for r in range(local.shape[0]):
+        if done >= stamp.shape[0] - 1:
+            break
+        k = local[r]
+        src = src_slot_of[members[k]]
+        if src < 0 or not src_is_full[src]:
+            continue
+        s = claim(k, gens, slot_of, owner, stamp, is_full, counters)
+        if not is_full[s]:
+            counters[MISSES] -= 1
+        col = cols[s]
+        full = src_cols[src]
+        for i in range(a):
+            col[i] = full[members[i]]
+        is_full[s] = True
+        done += 1
+    return done
+
+
+@numba.njit(cache=True)
 def s_of_point(
     i, core, q, alpha, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work, counters
 ):
@@ -256,33 +286,28 @@ def s_of_point(
 
 
 @numba.njit(cache=True)
-def full_pass(
-    alpha, s, core, q, all_idx, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
-    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
-):  # fmt: skip
-    """Recompute s = K~ alpha on every point and return (R, argmin s, drift of the old s).
-
-    The drift is the largest change of s on the coreset (where the old values were maintained).
-    """
-    m = alpha.shape[0]
-    old = np.empty(q)
-    for r in range(q):
-        old[r] = s[core[r]]
-    fresh = np.zeros(m)
-    for r in range(q):
-        j = core[r]
-        col = column(j, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
-                     kp, work,
-                     cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+def accumulate(members, alpha, cols, slot_of, fresh, counters):
+    """Add sum_j alpha_j K~[:, j] over ``members`` (full columns cached) to ``fresh``."""
+    m = fresh.shape[0]
+    for r in range(members.shape[0]):
+        j = members[r]
+        col = cols[slot_of[j]]
         a = alpha[j]
         for i in range(m):
             fresh[i] += a * col[i]
+    counters[HITS] += members.shape[0]
+
+
+@numba.njit(cache=True)
+def install(fresh, s, alpha, core, q):
+    """Copy ``fresh`` into s; return (R, argmin s, largest change of s on the coreset)."""
     drift = 0.0
     for r in range(q):
-        drift = max(drift, abs(old[r] - fresh[core[r]]))
+        k = core[r]
+        drift = max(drift, abs(s[k] - fresh[k]))
     R = 0.0
     best = 0
-    for i in range(m):
+    for i in range(fresh.shape[0]):
         s[i] = fresh[i]
         R += alpha[i] * fresh[i]
         if fresh[i] < fresh[best]:

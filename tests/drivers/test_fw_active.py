@@ -43,7 +43,8 @@ def test_matches_direct_over_several_phases(kernel, driver):
     result = of.solve(model, driver=driver(eps=1e-8, shrinking=True, active_extra=10))
     st = result.stats
     assert result.status is of.Status.OPTIMAL
-    assert st["shrinking"] and st["proven"]
+    assert st["shrinking"]
+    assert st["proven"]
     assert st["delta_plus"] <= st["threshold"]
     assert st["phases"] >= 3  # the active set grew over several exact passes
     assert st["active_max"] < model.data.y.size
@@ -65,7 +66,8 @@ def test_kkt_on_every_point_at_exit():
     s = model.modified_gram() @ alpha
     slack = (2 * eps + eps**2) * result.stats["g"] / 2
     assert s.min() >= R - slack - 1e-12
-    assert alpha.min() >= 0.0 and abs(alpha.sum() - 1.0) <= 1e-12
+    assert alpha.min() >= 0.0
+    assert abs(alpha.sum() - 1.0) <= 1e-12
 
 
 def test_same_optimum_as_without_shrinking_dense_and_sparse():
@@ -110,22 +112,26 @@ def test_choose_active_takes_the_smallest_s_outside_the_coreset():
 @pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_batched_columns_equal_single_columns(kernel, sparse):
-    """prefetch (one matrix product per block, vectorized exp) = column() entry by entry."""
+    """store_block (one matrix product per block, vectorized exp) = column() entry by entry."""
     model = L2SVM(data(m=200, sparse=sparse), C=3.0, kernel=kernel)
     K = model.modified_gram()
     prob = Problem(model, 10**8, "test", dense_bytes=10**8 if not sparse else 0, entry_bytes=8)
     members = np.array([5, 0, 199, 17, 63], dtype=np.int64)
-    prob.prefetch(members)
+    prob.store_block(members)
     cols, _, _, slot_of, _, _, is_full = prob.cache
     assert prob.counters[fw_core.MISSES] == members.size
+    assert prob.counters[fw_core.EVALS] == members.size * 200
     for t in members:
         assert is_full[slot_of[t]]
         np.testing.assert_allclose(cols[slot_of[t]], K[:, t], rtol=1e-14, atol=1e-14)
-    prob.prefetch(members)  # all cached: nothing recomputed
+    prob.set_core(members)
+    prob.alpha[members] = 1.0 / members.size
+    prob.full_pass()  # all cached: nothing recomputed
     assert prob.counters[fw_core.EVALS] == members.size * 200
+    np.testing.assert_allclose(prob.s, K @ prob.alpha, atol=1e-14)
 
 
-def test_prefetch_within_a_tiny_cache():
+def test_exact_pass_with_a_coreset_larger_than_the_cache():
     model = L2SVM(data(m=120), C=3.0, kernel=RBF(gamma=0.5))
     K = model.modified_gram()
     prob = Problem(model, 3 * 120 * 8, "test", entry_bytes=8)  # 3 slots
@@ -133,8 +139,11 @@ def test_prefetch_within_a_tiny_cache():
     members = np.arange(0, 120, 7, dtype=np.int64)
     prob.set_core(members)
     prob.alpha[members] = 1.0 / members.size
-    prob.full_pass()
-    np.testing.assert_allclose(prob.s, K @ prob.alpha, atol=1e-13)
+    for _ in range(2):
+        prob.full_pass()
+        np.testing.assert_allclose(prob.s, K @ prob.alpha, atol=1e-13)
+    # the second pass reuses the columns still cached and recomputes only the others
+    assert members.size * 120 < prob.counters[fw_core.EVALS] < 2 * members.size * 120
 
 
 @pytest.mark.parametrize(

@@ -390,8 +390,9 @@ def summarize(records: list[dict[str, Any]]) -> str:
         parts = []
         for method in ("mfw", "mfw_shrink", "pfw_shrink"):
             if "svc" in med and method in med:
+                gain = med[method + ":acc"] - med["svc:acc"]
                 parts.append(f"SVC/{method} time {med['svc'] / med[method]:.2f}x, accuracy "
-                             f"{method} - SVC {med[method + ':acc'] - med['svc:acc']:+.2f}")  # fmt: skip
+                             f"{method} - SVC {gain:+.2f}")  # fmt: skip
         if "cvm" in med:
             for method in ("fw", "mfw"):
                 if method in med:
