@@ -457,6 +457,15 @@ class FrankWolfe(Driver):
         kind 0 FW / 1 away / 2 drop, index, coreset size after the step).
     check_every : int
         Steps between history records, time-limit and callback checks.
+    shrinking : bool
+        Run the variant's steps in active-set phases (see Notes): each phase restricts the
+        steps to the coreset and the ``active_extra`` (at least the coreset's size) points of
+        smallest :math:`s` outside it, with the exact search over that set (``sample_size`` is
+        not used), and an exact pass on every point follows; the run stops only on that pass,
+        so its OPTIMAL status is proven on all points. Needs ``radius="maintained"``; no trace.
+    active_extra : int
+        With ``shrinking``: points added to the coreset's active set per phase (the coreset's
+        size when that is larger).
 
     Notes
     -----
@@ -504,6 +513,21 @@ class FrankWolfe(Driver):
     against g ~ 2). A PFW step reads two columns, so it saves time only where it saves steps; on
     a9a the cost is mostly kernel evaluations (the support, ~20k, exceeds the 16.5k cached
     columns).
+
+    **Shrinking** (``shrinking=True``; LIBSVM's shrinking, Chang and Lin 2011 section 5.1,
+    transposed to the simplex). A step updates :math:`s` on all m points, so on large sets it is
+    bound by memory traffic while most points stay far from the active constraints. A phase
+    solves the restricted problem on A = coreset + the ``active_extra`` points of smallest
+    :math:`s` with the same steps, columns of length |A| (the coreset's restricted from the cached
+    full ones) and the exact argmin over A; since :math:`\alpha_i = 0` outside A, R and g are
+    those of the full problem. A phase stops at
+    :math:`\delta_+ \le \max(\text{thr}, 0.1\,\delta_+^{\text{start}})` on A (solving an early
+    restricted problem to the final tolerance wastes steps); then the exact pass recomputes
+    :math:`s = \tilde K\alpha` on every point from the coreset's full columns (cached ones
+    first, the others by blocks of one matrix product) and either proves the stop or starts the
+    next phase. A phase whose A holds a violator strictly lowers R. The cache budget is split
+    in halves between full columns and restricted ones. ``stats["phases"]`` and
+    ``["active_max"]`` report the phases.
     """
 
     name: ClassVar[str] = "frank_wolfe"

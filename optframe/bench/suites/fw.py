@@ -432,4 +432,18 @@ def summarize(records: list[dict[str, Any]]) -> str:
                      f"F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
     else:
         lines.append(f"MFW/mfw_all/SVC tests not run: {len(ours)} sets with all three (need 5)")
+    trio = ("mfw", "mfw_shrink", "svc")
+    shrunk = [n for n, med in medians.items() if all(m in med for m in trio)]
+    if len(shrunk) >= 5:
+        mfw, fast, svc = ([medians[n][m] for n in shrunk] for m in trio)
+        w1 = wilcoxon_signed_rank(fast, mfw, "less")
+        w2 = wilcoxon_signed_rank(fast, svc)
+        _, f = friedman_iman_davenport(mfw, fast, svc)
+        lines.append(f"times over {len(shrunk)} sets ({', '.join(shrunk)}): Wilcoxon "
+                     f"mfw_shrink < MFW W={w1.statistic:g} p={w1.pvalue:.3g}; mfw_shrink vs SVC "
+                     f"W={w2.statistic:g} p={w2.pvalue:.3g}; Friedman-Iman-Davenport (MFW, "
+                     f"mfw_shrink, SVC) F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
+    else:
+        lines.append(f"MFW/mfw_shrink/SVC tests not run: {len(shrunk)} sets with all three "
+                     "(need 5)")  # fmt: skip
     return "\n".join(lines)
