@@ -184,6 +184,23 @@ class Problem:
             self.s[members] += self.alpha[j] * col[members]
         self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
 
+    def grow_cache(self, cache_bytes: int) -> None:
+        """Enlarge the column cache to ``cache_bytes``, keeping the cached columns in place."""
+        old, old_slots = self.cache, self.slots
+        new, slots = core.column_cache(self.m, cache_bytes, self.entry_bytes)
+        if slots <= old_slots:
+            return
+        cols, tags, gens, slot_of, owner, stamp, is_full = new
+        cols[:old_slots] = old[0]
+        for s in np.flatnonzero(~old[6] & (old[4] >= 0)):  # partial columns keep their tags
+            tags[s] = old[1][s]
+        gens[:old_slots] = old[2]
+        slot_of[:] = old[3]
+        owner[:old_slots] = old[4]
+        stamp[:old_slots] = old[5]
+        is_full[:old_slots] = old[6]
+        self.cache, self.slots = new, slots
+
     def store_block(self, block: NDArray[np.int64]) -> None:
         """Compute and cache the full columns ``block`` from one matrix product.
 
@@ -460,12 +477,18 @@ class FrankWolfe(Driver):
     shrinking : bool
         Run the variant's steps in active-set phases (see Notes): each phase restricts the
         steps to the coreset and the ``active_extra`` (at least the coreset's size) points of
-        smallest :math:`s` outside it, with the exact search over that set (``sample_size`` is
-        not used), and an exact pass on every point follows; the run stops only on that pass,
-        so its OPTIMAL status is proven on all points. Needs ``radius="maintained"``; no trace.
+        smallest :math:`s` outside it, with the exact search over that set (``sample_size``
+        applies only after the phases, see ``active_limit``), and an exact pass on every point
+        follows; the run stops only on that pass, so its OPTIMAL status is proven on all
+        points. Needs ``radius="maintained"``; no trace.
     active_extra : int
         With ``shrinking``: points added to the coreset's active set per phase (the coreset's
         size when that is larger).
+    active_limit : float
+        With ``shrinking``: when the next active set would exceed this fraction of the points,
+        the phases end and the steps go on over every point (sampling and ``verify`` as
+        without shrinking), with the cache grown to the whole ``cache_bytes``;
+        ``stats["unshrunk_at"]`` is the step count at that moment (None if it never happened).
 
     Notes
     -----
@@ -526,7 +549,9 @@ class FrankWolfe(Driver):
     :math:`s = \tilde K\alpha` on every point from the coreset's full columns (cached ones
     first, the others by blocks of one matrix product) and either proves the stop or starts the
     next phase. A phase whose A holds a violator strictly lowers R. The cache budget is split
-    in halves between full columns and restricted ones. ``stats["phases"]`` and
+    in halves between full columns and restricted ones; when the next A would exceed
+    ``active_limit`` times m, phases stop saving traffic and the run goes on with the ordinary
+    steps on every point. ``stats["phases"]`` and
     ``["active_max"]`` report the phases.
     """
 
@@ -549,6 +574,7 @@ class FrankWolfe(Driver):
     check_every: int = 1000
     shrinking: bool = False
     active_extra: int = 1000
+    active_limit: float = 0.25
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -577,6 +603,10 @@ class FrankWolfe(Driver):
                 raise ModelError(
                     f"FrankWolfe: active_extra must be an integer >= 1; got {self.active_extra!r}"
                 )
+            if not (isinstance(self.active_limit, int | float) and 0 < self.active_limit <= 1):
+                raise ModelError(
+                    f"FrankWolfe: active_limit must be in (0, 1]; got {self.active_limit!r}"
+                )
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run FW or MFW and return the model's solution with the certified bound."""
@@ -587,8 +617,8 @@ class FrankWolfe(Driver):
         max_iter = options.max_iter or self.max_iter or 10**6
         # with shrinking, half the budget caches full columns (exact passes), half the
         # restricted problem's columns
-        budget = self.cache_bytes // 2 if self.shrinking else self.cache_bytes
-        prob = Problem(model, budget, "FrankWolfe", self.dense_bytes, entry_bytes=8)
+        cache_budget = self.cache_bytes // 2 if self.shrinking else self.cache_bytes
+        prob = Problem(model, cache_budget, "FrankWolfe", self.dense_bytes, entry_bytes=8)
         mode = RADIUS_MODES[self.radius]
         if mode != core.MAINTAINED and not prob.constant_diagonal:
             raise IncompatibleDriver(
@@ -611,12 +641,19 @@ class FrankWolfe(Driver):
         steps, status = 0, Status.ITERATION_LIMIT
         sample = 0 if exact else int(self.sample_size)  # type: ignore[arg-type]
         phases = ActivePhases()
-        if self.shrinking:
-            status, steps = run_phases(
-                prob, VARIANTS[self.variant], thr, self.active_extra, budget, max_iter,
-                self.check_every, start, options.time_limit, context.callback, history, phases,
+        shrunk = self.shrinking
+        if shrunk:
+            phase_status, steps = run_phases(
+                prob, VARIANTS[self.variant], thr, self.active_extra, self.active_limit,
+                cache_budget, max_iter, self.check_every, start, options.time_limit,
+                context.callback, history, phases,
             )  # fmt: skip
-        while not self.shrinking:
+            if phase_status is None:  # the active set outgrew active_limit: all points now
+                shrunk = False
+                prob.grow_cache(self.cache_bytes)
+            else:
+                status = phase_status
+        while not shrunk:
             budget = min(self.check_every, max_iter - steps)
             if budget <= 0:
                 break
@@ -655,14 +692,15 @@ class FrankWolfe(Driver):
             "threshold": thr,
             "delta_plus_candidates": float(prob.sc[core.S_DPLUS]),
             "steps": steps,
-            "sample_size": None if self.shrinking else self.sample_size,
+            "sample_size": self.sample_size,
             "shrinking": self.shrinking,
         }
         if self.shrinking:
             stats |= {
                 "phases": phases.phases,
                 "active_max": phases.active_max,
-                "restricted_cache_bytes": budget,
+                "unshrunk_at": phases.unshrunk_at,
+                "restricted_cache_bytes": cache_budget,
             }
         if self.trace:
             stats["trace"] = {

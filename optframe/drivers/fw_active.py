@@ -36,6 +36,7 @@ class ActivePhases:
     phases: int = 0
     active_max: int = 0
     active_steps: int = 0
+    unshrunk_at: int | None = None
 
 
 def choose_active(s: NDArray, core_idx: NDArray[np.int64], extra: int) -> NDArray[np.int64]:
@@ -117,6 +118,7 @@ def run_phases(
     variant: int,
     thr: float,
     extra: int,
+    limit: float,
     cache_bytes: int,
     max_iter: int,
     check_every: int,
@@ -128,7 +130,9 @@ def run_phases(
 ) -> tuple[Status, int]:
     """Alternate restricted solves and exact passes until an exact pass proves the stop.
 
-    ``prob`` holds the exact s on every point at entry and at return. Returns (status, steps).
+    ``prob`` holds the exact s on every point at entry and at return. Returns (status, steps);
+    the status is None when the next active set would exceed ``limit * m`` points: the caller
+    goes on with steps on every point.
     """
     steps = 0
     dplus = prob.delta_plus(int(core.argmin(prob.s)))
@@ -139,6 +143,9 @@ def run_phases(
         if steps >= max_iter:
             return Status.ITERATION_LIMIT, steps
         members = choose_active(prob.s, prob.core[: prob.q].copy(), max(extra, prob.q))
+        if members.size > limit * prob.m:
+            counts.unshrunk_at = steps
+            return None, steps
         sub = Restricted(prob, members, cache_bytes)
         counts.phases += 1
         counts.active_max = max(counts.active_max, members.size)

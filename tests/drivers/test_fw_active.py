@@ -40,7 +40,9 @@ def test_matches_direct_over_several_phases(kernel, driver):
     model = L2SVM(data(), C=10.0, kernel=kernel)
     ref = of.solve(model, backend="clarabel", solver_options=TIGHT)
     assert ref.status is of.Status.OPTIMAL
-    result = of.solve(model, driver=driver(eps=1e-8, shrinking=True, active_extra=10))
+    result = of.solve(
+        model, driver=driver(eps=1e-8, shrinking=True, active_extra=10, active_limit=1.0)
+    )
     st = result.stats
     assert result.status is of.Status.OPTIMAL
     assert st["shrinking"]
@@ -48,7 +50,6 @@ def test_matches_direct_over_several_phases(kernel, driver):
     assert st["delta_plus"] <= st["threshold"]
     assert st["phases"] >= 3  # the active set grew over several exact passes
     assert st["active_max"] < model.data.y.size
-    assert st["sample_size"] is None  # the toward vertex is the exact argmin over A
     assert result.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-10)
     assert result.bound <= ref.objective + 1e-12
     assert ref.objective <= st["upper_bound"] + 1e-12
@@ -60,7 +61,7 @@ def test_kkt_on_every_point_at_exit():
     """I-11 on all m points: the stop is proven by an exact pass, not on the active set only."""
     model = L2SVM(data(m=400, seed=3), C=30.0, kernel=RBF(gamma=0.8))
     eps = 1e-6
-    result = of.solve(model, driver=MFW(eps=eps, shrinking=True, active_extra=15))
+    result = of.solve(model, driver=MFW(eps=eps, shrinking=True, active_extra=15, active_limit=1.0))
     assert result.stats["phases"] >= 3
     alpha, R = result.solution["alpha"], result.stats["R"]
     s = model.modified_gram() @ alpha
@@ -75,7 +76,9 @@ def test_same_optimum_as_without_shrinking_dense_and_sparse():
         model = L2SVM(data(sparse=sparse), C=10.0, kernel=RBF(gamma=0.5))
         plain = of.solve(model, driver=MFW(eps=1e-9, sample_size=None))
         for driver in (MFW, PFW):
-            shrunk = of.solve(model, driver=driver(eps=1e-9, shrinking=True, active_extra=20))
+            shrunk = of.solve(
+                model, driver=driver(eps=1e-9, shrinking=True, active_extra=20, active_limit=1.0)
+            )
             assert shrunk.status is of.Status.OPTIMAL
             assert shrunk.objective == pytest.approx(plain.objective, rel=1e-7)
             np.testing.assert_allclose(
@@ -85,7 +88,7 @@ def test_same_optimum_as_without_shrinking_dense_and_sparse():
 
 def test_limits_leave_an_exact_s_and_honest_status():
     model = L2SVM(data(), C=10.0, kernel=RBF(gamma=0.5))
-    driver = MFW(eps=1e-10, shrinking=True, active_extra=10, check_every=50)
+    driver = MFW(eps=1e-10, shrinking=True, active_extra=10, active_limit=1.0, check_every=50)
     result = of.solve(model, driver=driver, max_iter=120)
     assert result.status is of.Status.ITERATION_LIMIT
     assert result.iterations <= 120
@@ -94,6 +97,24 @@ def test_limits_leave_an_exact_s_and_honest_status():
     stopped = of.solve(model, driver=driver, callback=lambda record: record.iteration >= 50)
     assert stopped.status in (of.Status.CONVERGED, of.Status.OPTIMAL)
     assert stopped.stats["cache_drift"] <= 1e-12
+
+
+@pytest.mark.parametrize("driver", [MFW, PFW], ids=["mfw", "pfw"])
+def test_falls_back_to_every_point_when_the_active_set_grows_past_the_limit(driver):
+    model = L2SVM(data(), C=10.0, kernel=RBF(gamma=0.5))
+    plain = of.solve(model, driver=driver(eps=1e-9, sample_size=None))
+    shrunk = driver(eps=1e-9, shrinking=True, active_extra=10, active_limit=0.2,
+                    cache_bytes=300 * 8 * 40)  # fmt: skip
+    result = of.solve(model, driver=shrunk)
+    st = result.stats
+    assert st["phases"] >= 1
+    assert st["active_max"] <= 0.2 * 300
+    assert 0 < st["unshrunk_at"] < result.iterations
+    assert st["cache_slots"] == 40  # the full budget once the phases end
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective == pytest.approx(plain.objective, rel=1e-7)
+    never = of.solve(model, driver=driver(eps=1e-9, shrinking=True, active_limit=1.0))
+    assert never.stats["unshrunk_at"] is None
 
 
 def test_choose_active_takes_the_smallest_s_outside_the_coreset():
@@ -153,6 +174,8 @@ def test_exact_pass_with_a_coreset_larger_than_the_cache():
         {"shrinking": True, "trace": True},
         {"shrinking": True, "active_extra": 0},
         {"shrinking": True, "active_extra": 2.5},
+        {"shrinking": True, "active_limit": 0.0},
+        {"shrinking": True, "active_limit": 1.5},
     ],
 )
 def test_bad_shrinking_options(options):
