@@ -12,7 +12,9 @@ gap g are the same for the restricted and the full problem, and a phase whose A 
 strictly lowers R.
 
 This is LIBSVM's shrinking (Chang and Lin 2011, section 5.1) transposed to the simplex: its
-gradient is :math:`s`, its reconstruction the exact pass.
+gradient is :math:`s`, its reconstruction the exact pass. When the next active set would hold
+more than a given fraction of the points, phases stop paying for their passes and the caller goes
+on with ordinary steps on every point.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +30,9 @@ from numpy.typing import NDArray
 
 from optframe.drivers import fw_core as core
 from optframe.result import IterationRecord, Status
+
+if TYPE_CHECKING:
+    from optframe.drivers.frank_wolfe import Problem
 
 
 @dataclass
@@ -60,7 +66,7 @@ INNER_RATIO = 0.1
 class Restricted:
     """The arrays of the restricted problem on ``members`` (local indices 0..|A|-1)."""
 
-    def __init__(self, prob, members: NDArray[np.int64], cache_bytes: int) -> None:
+    def __init__(self, prob: Problem, members: NDArray[np.int64], cache_bytes: int) -> None:
         a = members.size
         X = prob.X[members]
         X = sp.csr_array(X)
@@ -105,7 +111,7 @@ class Restricted:
         return (self.indptr, self.indices, self.data, self.Xd, *self.csc, self.sqn, self.y,
                 self.kp)  # fmt: skip
 
-    def write_back(self, prob) -> None:
+    def write_back(self, prob: Problem) -> None:
         """Copy alpha, the coreset and R to the full problem (s there is stale until a pass)."""
         prob.alpha[self.members] = self.alpha
         q = int(self.ints[core.Q])
@@ -114,7 +120,7 @@ class Restricted:
 
 
 def run_phases(
-    prob,
+    prob: Problem,
     variant: int,
     thr: float,
     extra: int,

@@ -327,6 +327,11 @@ def _train_and_score(X, y, Xt, yt, name, C, gamma, method, seed) -> tuple[float,
             "kkt_violation": float(result.stats["kkt_violation"]),
             "cache_misses": int(result.stats["cache_misses"]),
             "cache_slots": int(result.stats["cache_slots"]),
+            **{
+                key: result.stats[key]
+                for key in ("phases", "active_max", "unshrunk_at")
+                if key in result.stats
+            },
             "iterations": result.iterations,
             "gap": result.gap,
             "history": history_rows(result),
