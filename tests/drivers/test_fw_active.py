@@ -181,3 +181,29 @@ def test_exact_pass_with_a_coreset_larger_than_the_cache():
 def test_bad_shrinking_options(options):
     with pytest.raises(ModelError):
         FrankWolfe(**options)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_restricted_problem_gathers_the_coreset_columns(sparse):
+    """The restricted columns of coreset points are read from the cached full ones, exactly."""
+    from optframe.drivers.fw_active import Restricted
+
+    model = L2SVM(data(m=150, sparse=sparse), C=3.0, kernel=RBF(gamma=0.5))
+    K = model.modified_gram()
+    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8, entry_bytes=8)
+    core_idx = np.array([4, 40, 77, 120], dtype=np.int64)
+    prob.set_core(core_idx)
+    prob.alpha[core_idx] = 0.25
+    prob.full_pass()
+    members = choose_active(prob.s, core_idx, 30)
+    evals = int(prob.counters[fw_core.EVALS])
+    sub = Restricted(prob, members, 10**7)
+    assert prob.counters[fw_core.EVALS] == evals  # gathered, not computed
+    cols, _, _, slot_of, _, _, is_full = sub.cache
+    local = np.searchsorted(members, core_idx)
+    for k, t in zip(local, core_idx, strict=True):
+        assert is_full[slot_of[k]]
+        np.testing.assert_array_equal(cols[slot_of[k]], prob.cache[0][prob.cache[3][t]][members])
+        np.testing.assert_allclose(cols[slot_of[k]], K[members, t], atol=1e-14)
+    np.testing.assert_array_equal(sub.s, prob.s[members])
+    assert sub.ints[fw_core.Q] == core_idx.size
