@@ -86,6 +86,7 @@ def test_suite_summary_runs_the_tests_on_five_complete_sets():
     text = fw.summarize(records)
     assert "over 5 sets (d0, d1, d2, d3, d4): Wilcoxon MFW vs SVC" in text
     assert "over 5 sets (d0, d1, d2, d3, d4): Wilcoxon mfw_shrink < MFW" in text
+    assert "Friedman-Iman-Davenport (MFW, mfw_shrink, SVC) F=" in text
     assert "CVM/FW/MFW tests not run: 0 sets" in text
     assert "MFW/mfw_all/SVC tests not run: 4 sets" in fw.summarize(records[:-1])
     assert "MFW/mfw_shrink/SVC tests not run: 4 sets" in fw.summarize(records[:-1])

@@ -369,10 +369,39 @@ def _median_spread(values: list[float]) -> str:
     return f"{np.median(a):.4g} [{a.min():.4g}, {a.max():.4g}]"
 
 
-def summarize(records: list[dict[str, Any]]) -> str:
-    """Median [min, max] over seeds per data set and method, speed-ups, targets and tests."""
+NAMES = {"cvm": "CVM", "fw": "FW", "mfw": "MFW", "svc": "SVC"}
+
+
+def _time_tests(
+    medians: dict[str, dict[str, float]],
+    trio: tuple[str, str, str],
+    pairs: list[tuple[str, str, str | None]],
+) -> str:
+    """Wilcoxon on each (a, b, alternative), Friedman-Iman-Davenport on the three methods.
+
+    Over the median times of the sets that have all three methods of ``trio`` (at least 5).
+    """
     from optframe.bench.stats import friedman_iman_davenport, wilcoxon_signed_rank
 
+    name = {m: NAMES.get(m, m) for m in trio}
+    sets = [n for n, med in medians.items() if all(m in med for m in trio)]
+    if len(sets) < 5:
+        label = "/".join(name[m] for m in trio)
+        return f"{label} tests not run: {len(sets)} sets with all three (need 5)"
+    times = {m: [medians[n][m] for n in sets] for m in trio}
+    parts = []
+    for a, b, alternative in pairs:
+        w = wilcoxon_signed_rank(times[a], times[b], alternative or "two-sided")
+        relation = " < " if alternative == "less" else " vs "
+        parts.append(f"{name[a]}{relation}{name[b]} W={w.statistic:g} p={w.pvalue:.3g}")
+    _, f = friedman_iman_davenport(*(times[m] for m in trio))
+    return (f"times over {len(sets)} sets ({', '.join(sets)}): Wilcoxon " + "; ".join(parts)
+            + f"; Friedman-Iman-Davenport ({', '.join(name[m] for m in trio)}) "
+            f"F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
+
+
+def summarize(records: list[dict[str, Any]]) -> str:
+    """Median [min, max] over seeds per data set and method, speed-ups, targets and tests."""
     table: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in records:
         if "seconds" in r:
@@ -408,47 +437,23 @@ def summarize(records: list[dict[str, Any]]) -> str:
             parts.append(f"paper CVM/FW {c / PAPER_TIMES['fw'][k]:.2f}x, "
                          f"CVM/MFW {c / PAPER_TIMES['mfw'][k]:.2f}x")  # fmt: skip
         lines.append(f"{name}: " + "; ".join(parts))
-    complete = [n for n, med in medians.items() if all(m in med for m in ("cvm", "fw", "mfw"))]
-    if len(complete) >= 5:
-        cvm = [medians[n]["cvm"] for n in complete]
-        fw = [medians[n]["fw"] for n in complete]
-        mfw = [medians[n]["mfw"] for n in complete]
-        w1 = wilcoxon_signed_rank(fw, cvm, "less")
-        w2 = wilcoxon_signed_rank(mfw, cvm, "less")
-        w3 = wilcoxon_signed_rank(fw, mfw)
-        _, f = friedman_iman_davenport(cvm, fw, mfw)
-        lines.append(f"times over {len(complete)} sets: Wilcoxon FW<CVM W={w1.statistic:g} "
-                     f"p={w1.pvalue:.3g}; MFW<CVM W={w2.statistic:g} p={w2.pvalue:.3g}; FW vs "
-                     f"MFW W={w3.statistic:g} p={w3.pvalue:.3g}; Friedman-Iman-Davenport "
-                     f"F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
-    else:
-        lines.append(f"CVM/FW/MFW tests not run: {len(complete)} sets with all three (need 5)")
-    ours = [n for n, med in medians.items() if all(m in med for m in ("mfw", "mfw_all", "svc"))]
-    if len(ours) >= 5:
-        mfw = [medians[n]["mfw"] for n in ours]
-        mfw_all = [medians[n]["mfw_all"] for n in ours]
-        svc = [medians[n]["svc"] for n in ours]
-        w1 = wilcoxon_signed_rank(mfw, svc)
-        w2 = wilcoxon_signed_rank(mfw, mfw_all)
-        _, f = friedman_iman_davenport(mfw, mfw_all, svc)
-        lines.append(f"times over {len(ours)} sets ({', '.join(ours)}): Wilcoxon MFW vs SVC "
-                     f"W={w1.statistic:g} p={w1.pvalue:.3g}; MFW vs mfw_all W={w2.statistic:g} "
-                     f"p={w2.pvalue:.3g}; Friedman-Iman-Davenport (MFW, mfw_all, SVC) "
-                     f"F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
-    else:
-        lines.append(f"MFW/mfw_all/SVC tests not run: {len(ours)} sets with all three (need 5)")
-    trio = ("mfw", "mfw_shrink", "svc")
-    shrunk = [n for n, med in medians.items() if all(m in med for m in trio)]
-    if len(shrunk) >= 5:
-        mfw, fast, svc = ([medians[n][m] for n in shrunk] for m in trio)
-        w1 = wilcoxon_signed_rank(fast, mfw, "less")
-        w2 = wilcoxon_signed_rank(fast, svc)
-        _, f = friedman_iman_davenport(mfw, fast, svc)
-        lines.append(f"times over {len(shrunk)} sets ({', '.join(shrunk)}): Wilcoxon "
-                     f"mfw_shrink < MFW W={w1.statistic:g} p={w1.pvalue:.3g}; mfw_shrink vs SVC "
-                     f"W={w2.statistic:g} p={w2.pvalue:.3g}; Friedman-Iman-Davenport (MFW, "
-                     f"mfw_shrink, SVC) F={f.statistic:.4g} p={f.pvalue:.3g}")  # fmt: skip
-    else:
-        lines.append(f"MFW/mfw_shrink/SVC tests not run: {len(shrunk)} sets with all three "
-                     "(need 5)")  # fmt: skip
+    lines.append(
+        _time_tests(
+            medians,
+            ("cvm", "fw", "mfw"),
+            [("fw", "cvm", "less"), ("mfw", "cvm", "less"), ("fw", "mfw", None)],
+        )
+    )
+    lines.append(
+        _time_tests(
+            medians, ("mfw", "mfw_all", "svc"), [("mfw", "svc", None), ("mfw", "mfw_all", None)]
+        )
+    )
+    lines.append(
+        _time_tests(
+            medians,
+            ("mfw", "mfw_shrink", "svc"),
+            [("mfw_shrink", "mfw", "less"), ("mfw_shrink", "svc", None)],
+        )
+    )
     return "\n".join(lines)
