@@ -488,7 +488,8 @@ class FrankWolfe(Driver):
         With ``shrinking``: when the next active set would exceed this fraction of the points,
         the phases end and the steps go on over every point (sampling and ``verify`` as
         without shrinking), with the cache grown to the whole ``cache_bytes``;
-        ``stats["unshrunk_at"]`` is the step count at that moment (None if it never happened).
+        ``stats["unshrunk_at"]`` is the step count at that moment (None if it never happened),
+        ``stats["active_steps"]`` the steps taken inside the phases.
 
     Notes
     -----
@@ -700,6 +701,7 @@ class FrankWolfe(Driver):
                 "phases": phases.phases,
                 "active_max": phases.active_max,
                 "unshrunk_at": phases.unshrunk_at,
+                "active_steps": phases.active_steps,
                 "restricted_cache_bytes": cache_budget,
             }
         if self.trace:

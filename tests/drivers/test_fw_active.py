@@ -110,6 +110,7 @@ def test_falls_back_to_every_point_when_the_active_set_grows_past_the_limit(driv
     assert st["phases"] >= 1
     assert st["active_max"] <= 0.2 * 300
     assert 0 < st["unshrunk_at"] < result.iterations
+    assert st["active_steps"] == st["unshrunk_at"]  # the steps taken inside the phases
     assert st["cache_slots"] == 40  # the full budget once the phases end
     assert result.status is of.Status.OPTIMAL
     assert result.objective == pytest.approx(plain.objective, rel=1e-7)
