@@ -107,9 +107,6 @@ class Problem:
         X.sum_duplicates()
         X.sort_indices()
         self.X = X
-        self.indptr = X.indptr.astype(np.int64)
-        self.indices = X.indices.astype(np.int64)
-        self.data = X.data.astype(np.float64)
         self.sqn = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
         rows, cols = X.shape
         fits = rows * cols * 8 <= dense_bytes
@@ -118,12 +115,7 @@ class Problem:
             if fits and X.nnz >= DENSE_FILL * rows * cols
             else np.zeros((0, cols))
         )
-        if self.Xd.shape[0] == 0:
-            Xc = sp.csc_array(X)
-            Xc.sort_indices()
-            self.csc = (Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64), Xc.data.copy())
-        else:
-            self.csc = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        self.indptr, self.indices, self.data, self.csc = core.point_arrays(X, self.Xd.shape[0] > 0)
         self.y = np.ascontiguousarray(dual.sign, dtype=np.float64)
         m = self.m = int(self.y.shape[0])
         if X.shape[0] != m:

@@ -68,20 +68,11 @@ class Restricted:
 
     def __init__(self, prob: Problem, members: NDArray[np.int64], cache_bytes: int) -> None:
         a = members.size
-        X = prob.X[members]
-        X = sp.csr_array(X)
+        X = sp.csr_array(prob.X[members])
         X.sort_indices()
-        self.indptr = X.indptr.astype(np.int64)
-        self.indices = X.indices.astype(np.int64)
-        self.data = X.data.astype(np.float64)
-        if prob.Xd.shape[0] > 0:
-            self.Xd = np.ascontiguousarray(prob.Xd[members])
-            self.csc = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        else:
-            self.Xd = np.zeros((0, prob.Xd.shape[1]))
-            Xc = sp.csc_array(X)
-            Xc.sort_indices()
-            self.csc = (Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64), Xc.data.copy())
+        dense = prob.Xd.shape[0] > 0
+        self.Xd = np.ascontiguousarray(prob.Xd[members]) if dense else prob.Xd
+        self.indptr, self.indices, self.data, self.csc = core.point_arrays(X, dense)
         self.sqn = prob.sqn[members].copy()
         self.y = prob.y[members].copy()
         self.diag = prob.diag[members].copy()

@@ -53,6 +53,19 @@ MAINTAINED, RECURSION, PAPER_SIGN = 0, 1, 2
 PLAIN, AWAY, PAIRWISE = 0, 1, 2
 
 
+def point_arrays(X, dense: bool) -> tuple:
+    """(indptr, indices, data, (cptr, crow, cval)) of sorted CSR points ``X`` for the kernels.
+
+    The CSC copy (``_fill``'s sparse full columns) is built only when there is no dense copy.
+    """
+    parts = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
+    if dense:
+        return *parts, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    Xc = X.tocsc()
+    Xc.sort_indices()
+    return *parts, (Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64), Xc.data.copy())
+
+
 def column_cache(m: int, cache_bytes: int, entry_bytes: int) -> tuple[tuple, int]:
     """The arrays of an LRU cache of columns of length ``m`` within ``cache_bytes``, and its slots.
 
