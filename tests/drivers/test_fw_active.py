@@ -153,6 +153,28 @@ def test_batched_columns_equal_single_columns(kernel, sparse):
     np.testing.assert_allclose(prob.s, K @ prob.alpha, atol=1e-14)
 
 
+@pytest.mark.parametrize("kernel", KERNELS, ids=IDS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csc"])
+def test_single_full_columns_equal_the_kernel(kernel, sparse):
+    """column() on all points (one product, vectorized exp by chunks) = K~ to rounding.
+
+    m exceeds the exponential's chunk, so the chunk boundaries are crossed.
+    """
+    m = fw_core._EXP_CHUNK + 300
+    model = L2SVM(data(m=m, sparse=sparse), C=3.0, kernel=kernel)
+    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8, entry_bytes=8)
+    assert (prob.Xd.shape[0] > 0) != sparse
+    X = model.data.X.toarray() if sparse else model.data.X
+    y = model.data.y
+    for t in (0, fw_core._EXP_CHUNK - 1, fw_core._EXP_CHUNK, m - 1):
+        col = fw_core.column(t, prob.all_idx, m, True, *prob.points, prob.work, *prob.cache,
+                             prob.counters)  # fmt: skip
+        k = kernel(X, X[t : t + 1]).ravel()
+        expected = y * y[t] * (k + 1.0)
+        expected[t] += 1.0 / 3.0
+        np.testing.assert_allclose(col, expected, rtol=1e-13, atol=1e-14)
+
+
 def test_exact_pass_with_a_coreset_larger_than_the_cache():
     model = L2SVM(data(m=120), C=3.0, kernel=RBF(gamma=0.5))
     K = model.modified_gram()
