@@ -16,6 +16,9 @@ from optframe.model import Formulation, ProblemClass
 
 # Kernel blocks are computed this many entries at a time (32 MB of float64).
 BLOCK_ENTRIES = 1 << 22
+# kernel_product densifies sparse factors at least this filled, up to this size
+DENSE_FILL = 0.05
+DENSE_BYTES = 1 << 28
 
 
 def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:
@@ -135,13 +138,34 @@ def check_features(X: ArrayLike, n_features: int, model: str) -> NDArray | sp.cs
 
 
 def kernel_product(kernel: Kernel, left: Any, right: Any, v: NDArray) -> NDArray:
-    """``K(left, right) @ v`` computed a block of rows at a time (never the full matrix)."""
+    """``K(left, right) @ v`` computed a block of rows at a time (never the full matrix).
+
+    Sparse factors that are not very sparse are made dense (``right`` once, ``left`` a block at
+    a time) when they fit ``DENSE_BYTES``: the blocks' inner products are then BLAS products.
+    """
+    right = _dense_if_filled(right)
     n_left = left.shape[0]
     step = max(1, BLOCK_ENTRIES // max(1, right.shape[0]))
+    dense_left = _filled(left) and step * left.shape[1] * 8 <= DENSE_BYTES
     out = np.empty(n_left)
     for start in range(0, n_left, step):
-        out[start : start + step] = kernel(left[start : start + step], right) @ v
+        block = left[start : start + step]
+        if dense_left:
+            block = block.toarray()
+        out[start : start + step] = kernel(block, right) @ v
     return out
+
+
+def _dense_if_filled(X: Any) -> Any:
+    """A dense copy of sparse ``X`` when at least ``DENSE_FILL`` of it is filled and it fits."""
+    if _filled(X) and X.shape[0] * X.shape[1] * 8 <= DENSE_BYTES:
+        return X.toarray()
+    return X
+
+
+def _filled(X: Any) -> bool:
+    """``X`` is sparse with at least a ``DENSE_FILL`` fraction of non-zeros."""
+    return sp.issparse(X) and X.nnz >= DENSE_FILL * X.shape[0] * X.shape[1]
 
 
 def vector(solution: Any, key: str, model: str) -> NDArray:

@@ -89,9 +89,14 @@ class RBF(Kernel):
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         """Return the kernel matrix between the rows of ``X`` and ``Y``."""
-        distances = _squared_norms(X)[:, None] + _squared_norms(Y)[None, :] - 2.0 * _inner(X, Y)
+        # in place: one m x n temporary instead of four
+        distances = _inner(X, Y)
+        distances *= -2.0
+        distances += _squared_norms(X)[:, None]
+        distances += _squared_norms(Y)[None, :]
         np.maximum(distances, 0.0, out=distances)
-        return np.exp(-self.gamma * distances)
+        distances *= -self.gamma
+        return np.exp(distances, out=distances)
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
         """Return :math:`k(x_i, x_i)` for every row of ``X``."""
