@@ -81,12 +81,18 @@ def test_suite_summary_runs_the_tests_on_five_complete_sets():
             "accuracy": 90.0,
         }
         for k in range(5)
-        for method in ("mfw", "mfw_all", "mfw_shrink", "svc")
+        for method in ("fw", "mfw", "mfw_all", "mfw_shrink", "svc")
     ]
     text = fw.summarize(records)
+    assert "Wilcoxon MFW vs SVC W=" in text
+    assert "FW vs SVC W=" in text
+    assert "FW < MFW W=" in text
+    assert "Friedman-Iman-Davenport (FW, MFW, SVC) F=" in text
+    assert "SVC/fw time" in text
     assert "over 5 sets (d0, d1, d2, d3, d4): Wilcoxon MFW vs SVC" in text
     assert "over 5 sets (d0, d1, d2, d3, d4): Wilcoxon mfw_shrink < MFW" in text
     assert "Friedman-Iman-Davenport (MFW, mfw_shrink, SVC) F=" in text
     assert "CVM/FW/MFW tests not run: 0 sets" in text
     assert "MFW/mfw_all/SVC tests not run: 4 sets" in fw.summarize(records[:-1])
     assert "MFW/mfw_shrink/SVC tests not run: 4 sets" in fw.summarize(records[:-1])
+    assert "FW/MFW/SVC tests not run: 4 sets" in fw.summarize(records[:-1])

@@ -422,7 +422,7 @@ def summarize(records: list[dict[str, Any]]) -> str:
     lines.append("")
     for name, med in medians.items():
         parts = []
-        for method in ("mfw", "mfw_shrink", "pfw_shrink"):
+        for method in ("fw", "mfw", "mfw_shrink", "pfw_shrink"):
             if "svc" in med and method in med:
                 gain = med[method + ":acc"] - med["svc:acc"]
                 parts.append(f"SVC/{method} time {med['svc'] / med[method]:.2f}x, accuracy "
@@ -447,6 +447,13 @@ def summarize(records: list[dict[str, Any]]) -> str:
     lines.append(
         _time_tests(
             medians, ("mfw", "mfw_all", "svc"), [("mfw", "svc", None), ("mfw", "mfw_all", None)]
+        )
+    )
+    lines.append(
+        _time_tests(
+            medians,
+            ("fw", "mfw", "svc"),
+            [("mfw", "svc", None), ("fw", "svc", None), ("fw", "mfw", "less")],
         )
     )
     lines.append(
