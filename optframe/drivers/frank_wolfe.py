@@ -222,14 +222,14 @@ class Problem:
         slot = slot_of[members]
         cached = (slot >= 0) & is_full[np.maximum(slot, 0)]
         fresh = np.zeros(self.m)
-        core.accumulate(members[cached], self.alpha, cols, slot_of, fresh, self.counters)
+        core.accumulate(members[cached], self.alpha, cols, slot_of, fresh)
+        self.counters[core.HITS] += int(np.count_nonzero(cached))
         missing = members[~cached]
         size = max(1, min(PREFETCH_BLOCK, self.slots - 1))
         for lo in range(0, missing.size, size):
             block = np.ascontiguousarray(missing[lo : lo + size])
-            self.store_block(block)
-            core.accumulate(block, self.alpha, cols, slot_of, fresh, self.counters)
-            self.counters[core.HITS] -= block.size  # counted as misses by store_block
+            self.store_block(block)  # counts the block's misses
+            core.accumulate(block, self.alpha, cols, slot_of, fresh)
         R, best, drift = core.install(fresh, self.s, self.alpha, self.core, q)
         self.sc[core.S_R] = R
         self.full_passes += 1

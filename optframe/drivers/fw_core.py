@@ -253,8 +253,8 @@ def gather_columns(local, members, src_cols, src_slot_of, src_is_full, cols, gen
     """Cache restricted columns K~[members, members[k]], k in ``local``, read from full ones.
 
     The full columns are those cached in ``src_*``; points whose full column is not cached
-    there are left out. Returns the number of columns gathered (not counted as misses: no
-    kernel value is computed).
+    there are left out. Gathered columns are not counted as misses (no kernel value is
+    computed).
     """
     a = members.shape[0]
     done = 0
@@ -274,7 +274,6 @@ def gather_columns(local, members, src_cols, src_slot_of, src_is_full, cols, gen
             col[i] = full[members[i]]
         is_full[s] = True
         done += 1
-    return done
 
 
 @numba.njit(cache=True)
@@ -308,7 +307,7 @@ def s_of_point(
 
 
 @numba.njit(cache=True)
-def accumulate(members, alpha, cols, slot_of, fresh, counters):
+def accumulate(members, alpha, cols, slot_of, fresh):
     """Add sum_j alpha_j K~[:, j] over ``members`` (full columns cached) to ``fresh``."""
     m = fresh.shape[0]
     for r in range(members.shape[0]):
@@ -317,7 +316,6 @@ def accumulate(members, alpha, cols, slot_of, fresh, counters):
         a = alpha[j]
         for i in range(m):
             fresh[i] += a * col[i]
-    counters[HITS] += members.shape[0]
 
 
 @numba.njit(cache=True)

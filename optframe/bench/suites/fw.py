@@ -370,6 +370,14 @@ def _median_spread(values: list[float]) -> str:
 
 
 NAMES = {"cvm": "CVM", "fw": "FW", "mfw": "MFW", "svc": "SVC"}
+# The summary's tests on median times: (three methods for Friedman, Wilcoxon pairs
+# (a, b, alternative)).
+TIME_TESTS = (
+    (("cvm", "fw", "mfw"), [("fw", "cvm", "less"), ("mfw", "cvm", "less"), ("fw", "mfw", None)]),
+    (("mfw", "mfw_all", "svc"), [("mfw", "svc", None), ("mfw", "mfw_all", None)]),
+    (("fw", "mfw", "svc"), [("mfw", "svc", None), ("fw", "svc", None), ("fw", "mfw", "less")]),
+    (("mfw", "mfw_shrink", "svc"), [("mfw_shrink", "mfw", "less"), ("mfw_shrink", "svc", None)]),
+)
 
 
 def _time_tests(
@@ -437,30 +445,5 @@ def summarize(records: list[dict[str, Any]]) -> str:
             parts.append(f"paper CVM/FW {c / PAPER_TIMES['fw'][k]:.2f}x, "
                          f"CVM/MFW {c / PAPER_TIMES['mfw'][k]:.2f}x")  # fmt: skip
         lines.append(f"{name}: " + "; ".join(parts))
-    lines.append(
-        _time_tests(
-            medians,
-            ("cvm", "fw", "mfw"),
-            [("fw", "cvm", "less"), ("mfw", "cvm", "less"), ("fw", "mfw", None)],
-        )
-    )
-    lines.append(
-        _time_tests(
-            medians, ("mfw", "mfw_all", "svc"), [("mfw", "svc", None), ("mfw", "mfw_all", None)]
-        )
-    )
-    lines.append(
-        _time_tests(
-            medians,
-            ("fw", "mfw", "svc"),
-            [("mfw", "svc", None), ("fw", "svc", None), ("fw", "mfw", "less")],
-        )
-    )
-    lines.append(
-        _time_tests(
-            medians,
-            ("mfw", "mfw_shrink", "svc"),
-            [("mfw_shrink", "mfw", "less"), ("mfw_shrink", "svc", None)],
-        )
-    )
+    lines += [_time_tests(medians, trio, pairs) for trio, pairs in TIME_TESTS]
     return "\n".join(lines)
