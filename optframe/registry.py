@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import threading
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, TypeVar
 
@@ -25,6 +26,9 @@ _BACKENDS: dict[str, list[type[Backend]]] = {}
 _MODELS: dict[str, type] = {}
 _DRIVERS: dict[str, type] = {}
 _LOADED = False
+_LOADING = False
+# Re-entrant: a plugin's import may look something up while this thread is loading.
+_LOAD_LOCK = threading.RLock()
 _LAYER_ALIASES = {"native": "matrix"}
 
 
@@ -48,16 +52,30 @@ def register_driver(cls: T) -> T:
 
 
 def load_plugins() -> None:
-    """Import the bundled back-ends, models and drivers, and ``optframe.plugins`` entry points."""
-    global _LOADED
+    """Import the bundled back-ends, models and drivers, and ``optframe.plugins`` entry points.
+
+    Thread-safe and done once: the first caller imports under a lock while any other thread
+    waits for it, so no thread ever sees a half-filled registry. A failed import leaves the
+    registry unloaded, and the next lookup tries again (and raises the same error).
+    """
+    global _LOADED, _LOADING
     if _LOADED:
         return
-    _LOADED = True
-    importlib.import_module("optframe.solvers")
-    importlib.import_module("optframe.models")
-    importlib.import_module("optframe.drivers")
-    for entry in entry_points(group="optframe.plugins"):
-        entry.load()
+    with _LOAD_LOCK:
+        # _LOADING is only seen True here by the loading thread itself (the lock is
+        # re-entrant): a lookup made while a plugin is being imported.
+        if _LOADED or _LOADING:
+            return
+        _LOADING = True
+        try:
+            importlib.import_module("optframe.solvers")
+            importlib.import_module("optframe.models")
+            importlib.import_module("optframe.drivers")
+            for entry in entry_points(group="optframe.plugins"):
+                entry.load()
+            _LOADED = True
+        finally:
+            _LOADING = False
 
 
 def backends() -> dict[str, list[type[Backend]]]:
