@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.data.sparse import as_csr
 from optframe.errors import DataError
 
 Matrix = NDArray[np.float64] | sp.csr_array | sp.csr_matrix
@@ -16,8 +17,7 @@ Matrix = NDArray[np.float64] | sp.csr_array | sp.csr_matrix
 
 def _as_matrix(X: Any) -> Matrix:
     if sp.issparse(X):
-        X = sp.csr_array(X, dtype=np.float64)
-        X.sum_duplicates()
+        X = as_csr(X)
         values = X.data
     else:
         try:
@@ -67,7 +67,8 @@ class Dataset:
     Parameters
     ----------
     X : array of shape (n, m) or scipy sparse matrix
-        Features. Sparse input is kept sparse (CSR).
+        Features. Sparse input is kept sparse: CSR, float64, with 32-bit ``indices`` and
+        ``indptr`` where they fit, so scikit-learn's ``SVC`` and ``LinearSVC`` take it as is.
     y : array of shape (n,), optional
         Targets: real values for regression, labels for classification. Which label values are
         allowed depends on the model (``{-1, +1}`` for SVMs, ``{-1, 0, +1}`` for S3VM, ...).

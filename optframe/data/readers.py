@@ -2,8 +2,9 @@
 
 Every reader takes a path, decompresses ``.xz``, ``.bz2`` and ``.gz`` files transparently (the
 compression is chosen from the file name's last suffix; any other name is read as is) and returns
-``(X, y)``: ``X`` a float64 matrix (scipy CSR array for sparse formats, a dense array otherwise)
-and ``y`` a float64 vector with the labels or targets exactly as stored in the file. Label
+``(X, y)``: ``X`` a float64 matrix (for sparse formats a scipy CSR array with 32-bit indices
+where they fit, see :func:`optframe.data.sparse.as_csr`; a dense array otherwise) and ``y`` a
+float64 vector with the labels or targets exactly as stored in the file. Label
 conventions (``{-1, +1}``, class codes) are applied later by :func:`optframe.data.load_dataset`.
 
 Every problem with a file (missing, corrupt, wrong layout) raises
@@ -27,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe.data.sparse import as_csr
 from optframe.errors import DataError
 
 __all__ = [
@@ -155,9 +157,7 @@ def read_libsvm(
             )
     except _STREAM_ERRORS as exc:
         raise DataError(f"Could not read LIBSVM file {p}: {exc}") from exc
-    X = sp.csr_array(X)
-    X.sort_indices()
-    return X, np.asarray(y, dtype=np.float64)
+    return as_csr(X), np.asarray(y, dtype=np.float64)
 
 
 def read_pmlb(path: PathLike, target: str = "target") -> tuple[NDArray[np.float64], Vector]:
@@ -254,7 +254,7 @@ def read_mat(
 
     X = get(x_key)
     y = np.asarray(get(y_key), dtype=np.float64).ravel()
-    X = sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    X = as_csr(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     if X.shape[0] != y.shape[0]:
         raise DataError(f"{p}: {x_key} has {X.shape[0]} rows but {y_key} has {y.shape[0]}.")
     return X, y
