@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -40,15 +41,41 @@ def check_flag(value: Any, name: str, model: str) -> bool:
     return bool(value)
 
 
-def check_positive(value: Any, name: str, model: str) -> float:
-    """``value`` as a finite float > 0, or a ModelError naming the parameter."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ModelError(f"{model}: {name} must be a positive number; got {value!r}") from None
-    if not (math.isfinite(number) and number > 0):
-        raise ModelError(f"{model}: {name} must be finite and > 0; got {value!r}")
+def check_number(
+    value: Any, name: str, model: str, *, low: float = -math.inf, strict: bool = False
+) -> float:
+    """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError.
+
+    Any real number is taken, numpy scalars included (``np.float32(1)``, ``np.int64(2)``); a
+    string, ``None`` or a bool is refused, never converted.
+    """
+    need = f"{'>' if strict else '>='} {low:g}" if math.isfinite(low) else "finite"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ModelError(f"{model}: {name} must be a real number {need}; got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < low or (strict and number == low):
+        raise ModelError(f"{model}: {name} must be finite and {need}; got {value!r}")
     return number
+
+
+def check_positive(value: Any, name: str, model: str) -> float:
+    """``value`` as a finite float > 0, or a ModelError naming the parameter (see check_number)."""
+    return check_number(value, name, model, low=0.0, strict=True)
+
+
+def check_unit_weights(data: Dataset, model: str, instead: str) -> None:
+    """Refuse ``data.sample_weight`` (DataError) unless it is ``None`` or all ones.
+
+    For models whose loss has no per-sample weights: ignoring the weights would silently solve
+    another problem. ``instead`` says what to do (a model that takes weights, repeated rows).
+    """
+    w = data.sample_weight
+    if w is None or np.all(w == 1.0):
+        return
+    raise DataError(
+        f"{model} does not support sample weights, and data.sample_weight is set (not all "
+        f"ones). {instead} Or drop them with data.with_weights(None)."
+    )
 
 
 def resolve_weights(data: Dataset, sample_weight: ArrayLike | None, model: str) -> NDArray:

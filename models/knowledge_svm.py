@@ -16,7 +16,7 @@ from optframe.errors import DataError, ModelError
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._common import check_dataset, check_features, resolve_weights, scalar, vector
+from ._common import check_dataset, check_features, check_number, resolve_weights, scalar, vector
 
 __all__ = ["InfeasibleKnowledge", "KnowledgeBasedSVM", "KnowledgeSet"]
 
@@ -239,13 +239,7 @@ class KnowledgeBasedSVM(Model):
             ("rho", self.rho, False),
             ("rho_hinge", rho_hinge, False),
         ):
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise ModelError(f"{self.name}: {name} must be a number; got {value!r}") from None
-            if not math.isfinite(number) or number < 0 or (strict and number == 0):
-                need = "> 0" if strict else ">= 0"
-                raise ModelError(f"{self.name}: {name} must be finite and {need}; got {value!r}")
+            number = check_number(value, name, self.name, low=0.0, strict=strict)
             object.__setattr__(self, name, number)
         knowledge = tuple(self.knowledge)
         m = self.data.n_features

@@ -19,6 +19,7 @@ from ._common import (
     check_dataset,
     check_features,
     check_positive,
+    check_unit_weights,
     column,
     eye,
     kernel_product,
@@ -82,6 +83,11 @@ class L2SVM(Model):
     ----------
     data : Dataset
         Features ``X`` (dense or sparse) and labels ``y`` in :math:`\{-1, +1\}`, both classes.
+        Sample weights are not supported: ``data.sample_weight`` must be ``None`` (or all ones).
+        Weights :math:`s_i` would put :math:`\delta_{ij}/(C s_i)` on the diagonal of
+        :math:`\tilde K`, which is then no longer a minimal enclosing ball with one ridge, the
+        structure the fw, mfw and cvm drivers use; for weighted data use WeightedSVM, or repeat
+        rows for integer weights.
     C : float
         The penalty :math:`C > 0`.
     kernel : {"linear", "rbf", "poly"} or Kernel
@@ -91,8 +97,8 @@ class L2SVM(Model):
     Raises
     ------
     DataError
-        If ``data`` is not a Dataset, has no ``y``, holds labels other than -1 and +1, or holds a
-        single class.
+        If ``data`` is not a Dataset, has no ``y``, holds labels other than -1 and +1, holds a
+        single class, or carries sample weights other than all ones.
     ModelError
         If ``C`` is not a finite positive number or the kernel is unknown; at build time, if the
         primal form is asked for with a non-linear kernel or the kernel dual's :math:`\tilde K`
@@ -152,6 +158,13 @@ class L2SVM(Model):
         C = check_positive(self.C, "C", self.name)
         object.__setattr__(self, "C", C)
         object.__setattr__(self, "kernel", as_kernel(self.kernel))
+        check_unit_weights(
+            self.data,
+            self.name,
+            "Its MEB dual (the fw, mfw and cvm drivers) has one ridge 1/C for every sample. "
+            "Use WeightedSVM (hinge loss, per-sample costs C * s_i), or repeat rows for "
+            "integer weights.",
+        )
 
     # ----------------------------------------------------------------------------------- helpers
     @property

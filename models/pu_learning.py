@@ -15,10 +15,20 @@ from optframe.kernels import Kernel, Linear, as_kernel
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._common import check_dataset, check_features, kernel_product, scalar, vector
+from ._common import (
+    check_dataset,
+    check_features,
+    check_number,
+    check_unit_weights,
+    kernel_product,
+    scalar,
+    vector,
+)
 
 # The kernel forms build K (an N x N float64 matrix); refuse beyond this many bytes.
 GRAM_LIMIT_BYTES = 2 * 1024**3
+# The smallest lam taken: the objective and the dual's costs scale as 1 / lam (see __post_init__).
+LAM_MIN = 1e-12
 
 
 def double_hinge_negative(f: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -93,20 +103,27 @@ class PULearning(Model):
     ----------
     data : Dataset
         Features ``X`` (dense or sparse) and ``y`` with +1 (labeled positive) and 0 (unlabeled).
+        Sample weights are not supported: ``data.sample_weight`` must be ``None`` (or all ones);
+        the risk weighs each positive by :math:`\pi/p` and each unlabeled row by :math:`1/n`.
+        Repeat rows for integer weights.
     prior : float
         The class prior :math:`\pi \in (0, 1)` of the positives among the unlabeled rows.
     lam : float
-        The regularization :math:`\lambda > 0`.
+        The regularization :math:`\lambda \ge 10^{-12}` (``LAM_MIN``): the objective and the
+        dual's costs :math:`c_1, c_2` grow as :math:`1/\lambda`; below that they are beyond
+        what the solvers' tolerances resolve (and below about :math:`10^{-154}` they overflow).
     kernel : {"linear", "rbf", "poly"} or Kernel
         The kernel :math:`k`.
 
     Raises
     ------
     DataError
-        If ``data`` is not a Dataset, ``y`` holds values other than 0 and 1, or there is no
-        labeled positive or no unlabeled row.
+        If ``data`` is not a Dataset, ``y`` holds values other than 0 and 1, there is no
+        labeled positive or no unlabeled row, or ``data`` carries sample weights other than all
+        ones.
     ModelError
-        If ``prior`` is outside (0, 1), ``lam <= 0`` or the kernel is unknown (a kernel parameter
+        If ``prior`` is not a number in (0, 1), ``lam`` is not a finite number
+        :math:`\ge 10^{-12}`, or the kernel is unknown (a kernel parameter
         <= 0 raises when the kernel object is made).
 
     Notes
@@ -164,18 +181,26 @@ class PULearning(Model):
             raise DataError(f"{self.name} needs at least one labeled positive (y = 1); got none.")
         if U.size == 0:
             raise DataError(f"{self.name} needs at least one unlabeled row (y = 0); got none.")
-        for name, low in (("prior", None), ("lam", 0.0)):
-            try:
-                value = float(getattr(self, name))
-            except (TypeError, ValueError):
-                raise ModelError(f"{self.name}: {name} must be a number") from None
-            if not math.isfinite(value):
-                raise ModelError(f"{self.name}: {name} must be finite; got {value}")
-            if low is not None and not value > low:
-                raise ModelError(f"{self.name}: {name} must be > 0; got {value}")
-            object.__setattr__(self, name, value)
-        if not 0.0 < self.prior < 1.0:
-            raise ModelError(f"{self.name}: prior must lie in (0, 1); got {self.prior}")
+        prior = check_number(self.prior, "prior", self.name, low=0.0, strict=True)
+        if not prior < 1.0:
+            raise ModelError(f"{self.name}: prior must lie in (0, 1); got {self.prior!r}")
+        lam = check_number(self.lam, "lam", self.name, low=0.0, strict=True)
+        if lam < LAM_MIN:
+            raise ModelError(
+                f"{self.name}: lam must be >= {LAM_MIN:g}; got {self.lam!r}. The objective "
+                "J / (2 lam) and the dual's box c2 = 1 / (2 lam n) grow as 1 / lam: below "
+                f"{LAM_MIN:g} they are beyond what the solvers' tolerances resolve, and below "
+                "about 1e-154 they overflow. For an almost unregularized fit take lam in "
+                f"[{LAM_MIN:g}, 1e-6]."
+            )
+        object.__setattr__(self, "prior", prior)
+        object.__setattr__(self, "lam", lam)
+        check_unit_weights(
+            self.data,
+            self.name,
+            "Its risk weighs every positive by prior / p and every unlabeled row by 1 / n. "
+            "Repeat rows for integer weights.",
+        )
         object.__setattr__(self, "kernel", as_kernel(self.kernel))
         object.__setattr__(self, "_P", P)
         object.__setattr__(self, "_U", U)

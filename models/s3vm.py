@@ -18,6 +18,7 @@ from optframe.registry import register_model
 from ._common import (
     check_dataset,
     check_features,
+    check_number,
     column,
     eye,
     resolve_weights,
@@ -135,10 +136,10 @@ class SemiSupervisedSVM(Model):
                 "WeightedSVM"
             )
         for name in ("C_labeled", "C_unlabeled"):
-            value = getattr(self, name)
-            low_ok = value > 0 if name == "C_labeled" else value >= 0
-            if not (isinstance(value, int | float) and math.isfinite(value) and low_ok):
-                raise ModelError(f"{self.name}: {name} must be a finite number > 0; got {value!r}")
+            value = check_number(
+                getattr(self, name), name, self.name, low=0.0, strict=name == "C_labeled"
+            )
+            object.__setattr__(self, name, value)
         if self.balance not in BALANCES:
             raise ModelError(
                 f"{self.name}: balance must be one of {BALANCES}; got {self.balance!r}"
@@ -154,8 +155,10 @@ class SemiSupervisedSVM(Model):
             cost[y == -1] *= max(1.0, plus / minus)
         object.__setattr__(self, "_s", s)
         object.__setattr__(self, "_cost", cost)
-        if self.big_m is not None and not (math.isfinite(self.big_m) and self.big_m > 1):
-            raise ModelError(f"{self.name}: big_m must be a finite number > 1; got {self.big_m!r}")
+        if self.big_m is not None:
+            object.__setattr__(
+                self, "big_m", check_number(self.big_m, "big_m", self.name, low=1.0, strict=True)
+            )
 
     # ------------------------------------------------------------------------------- helpers
     @property

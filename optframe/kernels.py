@@ -7,13 +7,31 @@ work on large data ask for rows (:meth:`Kernel.rows`) or the diagonal (:meth:`Ke
 from __future__ import annotations
 
 import abc
+import math
+import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.errors import ModelError
+
+
+def _real(value: Any, what: str, *, low: float, strict: bool, hint: str = "") -> float:
+    """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError.
+
+    Real numbers of any type are taken (numpy scalars included); strings, ``None`` and bools
+    are refused, never converted.
+    """
+    need = f"{'>' if strict else '>='} {low:g}"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ModelError(f"{what} must be a real number {need}; got {value!r}{hint}")
+    number = float(value)
+    if not math.isfinite(number) or number < low or (strict and number == low):
+        raise ModelError(f"{what} must be finite and {need}; got {value!r}{hint}")
+    return number
 
 
 def _rows(X: ArrayLike) -> NDArray[np.float64] | sp.csr_array:
@@ -79,13 +97,25 @@ class Linear(Kernel):
 
 @dataclass(frozen=True)
 class RBF(Kernel):
-    r""":math:`k(x, z) = \exp(-\gamma \lVert x - z\rVert^2)`, with ``gamma > 0``."""
+    r""":math:`k(x, z) = \exp(-\gamma \lVert x - z\rVert^2)`, with a finite ``gamma > 0``.
+
+    ``gamma`` is a number (numpy scalars included), stored as a float; ``None`` and strings such
+    as scikit-learn's ``"scale"`` are refused with ModelError, since a kernel has no data to
+    compute them from (the :mod:`optframe.sklearn` estimators take ``gamma="scale"``).
+    """
 
     gamma: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.gamma > 0:
-            raise ModelError(f"RBF gamma must be positive; got {self.gamma}")
+        hint = (
+            " (RBF has no data to compute scikit-learn's 'scale' from: pass a number such as "
+            "1 / (n_features * X.var()), or use the optframe.sklearn estimators, which take "
+            "gamma='scale')"
+            if self.gamma is None or isinstance(self.gamma, str)
+            else ""
+        )
+        gamma = _real(self.gamma, "RBF gamma", low=0.0, strict=True, hint=hint)
+        object.__setattr__(self, "gamma", gamma)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         """Return the kernel matrix between the rows of ``X`` and ``Y``."""
@@ -105,21 +135,28 @@ class RBF(Kernel):
 
 @dataclass(frozen=True)
 class Polynomial(Kernel):
-    r""":math:`k(x, z) = (\gamma\, x^\top z + c_0)^d`, with integer ``degree >= 1``."""
+    r""":math:`k(x, z) = (\gamma\, x^\top z + c_0)^d`, with integer ``degree >= 1``.
+
+    ``gamma`` must be finite and > 0, ``coef0`` finite and >= 0 (which keeps the kernel PSD);
+    anything else (NaN, inf, strings, ``None``) raises ModelError. The parameters are stored as
+    ``int`` and ``float``.
+    """
 
     degree: int = 3
     gamma: float = 1.0
     coef0: float = 1.0
 
     def __post_init__(self) -> None:
-        if int(self.degree) != self.degree or self.degree < 1:
-            raise ModelError(f"Polynomial degree must be an integer >= 1; got {self.degree}")
-        if not self.gamma > 0:
-            raise ModelError(f"Polynomial gamma must be positive; got {self.gamma}")
-        if self.coef0 < 0:
-            raise ModelError(
-                f"Polynomial coef0 must be >= 0 to keep the kernel PSD; got {self.coef0}"
-            )
+        degree = _real(self.degree, "Polynomial degree", low=1.0, strict=False)
+        if not degree.is_integer():
+            raise ModelError(f"Polynomial degree must be an integer >= 1; got {self.degree!r}")
+        gamma = _real(self.gamma, "Polynomial gamma", low=0.0, strict=True)
+        coef0 = _real(
+            self.coef0, "Polynomial coef0", low=0.0, strict=False, hint=" (>= 0 keeps it PSD)"
+        )
+        object.__setattr__(self, "degree", int(degree))
+        object.__setattr__(self, "gamma", gamma)
+        object.__setattr__(self, "coef0", coef0)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         """Return the kernel matrix between the rows of ``X`` and ``Y``."""

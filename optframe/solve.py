@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from optframe.backend import SolveOptions
 from optframe.drivers.base import Callback, Driver, RunContext
-from optframe.errors import ModelError, UnknownDriver
+from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
 from optframe.registry import drivers
 from optframe.result import Result
@@ -17,10 +21,77 @@ def _driver(driver: Driver | str) -> Driver:
     if isinstance(driver, Driver):
         return driver
     known = drivers()
+    if not isinstance(driver, str):
+        raise UnknownDriver(
+            f"driver must be a driver name or a Driver instance; got {driver!r}. Known "
+            f"drivers: {sorted(known)} (or, for example, optframe.drivers.SMO())"
+        )
     try:
         return known[driver.lower()]()
     except KeyError:
         raise UnknownDriver(f"unknown driver {driver!r}; known drivers: {sorted(known)}") from None
+
+
+def _count(value: Any, name: str) -> int | None:
+    """``None`` or an integer >= 1 (numpy integers too), else a ModelError naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ModelError(f"solve(): {name} must be an integer >= 1 or None; got {value!r}")
+    return int(value)
+
+
+def _check_arguments(
+    backend: Any,
+    tol: Any,
+    max_iter: Any,
+    time_limit: Any,
+    threads: Any,
+    verbose: Any,
+    callback: Any,
+    solver_options: Any,
+) -> dict[str, Any]:
+    """Check :func:`solve`'s common options; return them normalized (ints, floats).
+
+    Raises UnknownBackend for a back-end that is not a name, ModelError for the others. A
+    ``time_limit`` of ``inf`` means no limit and becomes ``None``.
+    """
+    if not isinstance(backend, str):
+        raise UnknownBackend(
+            f"backend must be a name: 'auto', a solver ('highs', 'osqp', 'clarabel', 'scip') "
+            f"or 'layer:solver' ('pyomo:highs', ...); got {backend!r}"
+        )
+    checked: dict[str, Any] = {"max_iter": _count(max_iter, "max_iter")}
+    checked["threads"] = _count(threads, "threads")
+    for name, value, strict in (("tol", tol, False), ("time_limit", time_limit, True)):
+        need = "> 0" if strict else ">= 0"
+        if value is None:
+            checked[name] = None
+            continue
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise ModelError(f"solve(): {name} must be a number {need} or None; got {value!r}")
+        number = float(value)
+        if math.isnan(number) or number < 0 or (strict and number == 0):
+            raise ModelError(f"solve(): {name} must be a number {need} or None; got {value!r}")
+        if math.isinf(number) and name == "tol":
+            raise ModelError(f"solve(): tol must be finite; got {value!r}")
+        checked[name] = None if math.isinf(number) else number
+    if not isinstance(verbose, bool | np.bool_):
+        raise ModelError(f"solve(): verbose must be True or False; got {verbose!r}")
+    if callback is not None and not callable(callback):
+        raise ModelError(
+            f"solve(): callback must be a function of one IterationRecord or None; got {callback!r}"
+        )
+    if solver_options is not None:
+        if not isinstance(solver_options, Mapping):
+            raise ModelError(
+                "solve(): solver_options must be a mapping of option names to values, for "
+                f"example {{'presolve': 'off'}}; got {type(solver_options).__name__}"
+            )
+        bad = [key for key in solver_options if not isinstance(key, str)]
+        if bad:
+            raise ModelError(f"solve(): solver_options keys must be strings; got {bad!r}")
+    return checked
 
 
 def solve(
@@ -50,6 +121,9 @@ def solve(
         ``"layer:solver"`` (``"pyomo:highs"``, ``"cvxpy:clarabel"``, ``"matrix:highs"``).
     tol, max_iter, time_limit, threads, verbose
         Common options; drivers use them for their own loop and pass them to back-ends.
+        ``tol >= 0``; ``max_iter`` and ``threads`` integers >= 1; ``time_limit > 0`` wall
+        seconds for the whole call (``inf`` is no limit, as ``None``); ``verbose`` a bool.
+        Numpy scalars are taken; strings are not.
     callback : callable, optional
         Called with each iteration record of an iterative driver; return ``True`` to stop.
     solver_options : Mapping, optional
@@ -65,6 +139,11 @@ def solve(
     ------
     UnknownBackend, IncompatibleBackend, IncompatibleDriver, SolverUnavailable
         When the request cannot be carried out at all.
+    UnknownDriver
+        If ``driver`` is neither a known name nor a Driver instance.
+    ModelError
+        If a common option has the wrong type or range (``max_iter=-5``, ``tol="1e-6"``,
+        ``backend=None`` raises UnknownBackend).
 
     Examples
     --------
@@ -77,6 +156,11 @@ def solve(
     """
     if not isinstance(model, Model):
         raise ModelError(f"solve() takes an optframe model; got {type(model).__name__}")
+    checked = _check_arguments(
+        backend, tol, max_iter, time_limit, threads, verbose, callback, solver_options
+    )
+    tol, max_iter, time_limit = checked["tol"], checked["max_iter"], checked["time_limit"]
+    threads, verbose = checked["threads"], bool(verbose)
     chosen = _driver(driver)
     chosen.check(model)
     options = SolveOptions(

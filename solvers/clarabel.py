@@ -24,6 +24,9 @@ Common options (Clarabel setting names; ``solver_options`` are applied after the
 ``verbose``    ``verbose``
 =============  =============================================================================
 
+A ``solver_options`` name that is not a Clarabel setting gives a result with status ERROR whose
+message names it (cvxpy's own check says the same in the cvxpy layer).
+
 Bound: Clarabel's dual objective ``obj_val_dual`` plus the objective offset (the cvxpy layer reads
 it from the solver cvxpy keeps in the problem's solver cache and adds cvxpy's constant).
 
@@ -155,7 +158,17 @@ class ClarabelMatrixBackend(Backend):
         cones = [clarabel.ZeroConeT(equal.size), clarabel.NonnegativeConeT(b.size - equal.size)]
         try:
             settings = clarabel.DefaultSettings()
-            for key, value in clarabel_settings(options).items():
+            chosen = clarabel_settings(options)
+            unknown = sorted(str(key) for key in chosen if not hasattr(settings, key))
+            if unknown:
+                return error_result(
+                    f"unknown Clarabel setting(s) {unknown} in solver_options (Clarabel's "
+                    "settings are the attributes of clarabel.DefaultSettings(), such as "
+                    "'max_iter', 'time_limit', 'tol_gap_rel')",
+                    clock(),
+                    "Clarabel",
+                )
+            for key, value in chosen.items():
                 setattr(settings, key, value)
             solver = clarabel.DefaultSolver(
                 upper_triangle(problem.P, n), problem.c, A_c, b, cones, settings

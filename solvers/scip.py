@@ -41,6 +41,10 @@ Common options (SCIP parameter names; ``solver_options`` are set after them, so 
 ``verbose``    SCIP's log (``hideOutput``; ``tee`` in Pyomo; cvxpy's ``verbose``)
 =============  =============================================================================
 
+A ``solver_options`` name that is not a SCIP parameter gives a result with status ERROR whose
+message names it (and the parameter it is closest to), in every layer; cvxpy's ``scip_params``
+mapping is checked the same way.
+
 Bound: SCIP's dual bound (``Model.getDualbound``, Pyomo's ``objective_bound``), in every layer,
 for integer and continuous problems; cvxpy's constant is added in the cvxpy layer.
 
@@ -51,6 +55,8 @@ within ``limits/gap``, so it counts as ``OPTIMAL``; "infeasible or unbounded" is
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -113,6 +119,36 @@ def scip_params(options: SolveOptions) -> dict[str, Any]:
     return params
 
 
+def unknown_params(options: SolveOptions, nested: str | None = None) -> str | None:
+    """A message naming the ``solver_options`` that are not SCIP parameters, or ``None``.
+
+    SCIP itself answers an unknown name with a bare ``KeyError('Not a valid parameter name')``;
+    checking first lets the ERROR result say which option it was. ``nested`` names a key whose
+    value is a further mapping of parameters (cvxpy's ``scip_params``).
+    """
+    if not options.solver_options:
+        return None
+    import pyscipopt
+
+    known = pyscipopt.Model().getParams()
+    names = [key for key in options.solver_options if key != nested]
+    if nested is not None and isinstance(options.solver_options.get(nested), Mapping):
+        names += list(options.solver_options[nested])
+    unknown = sorted(str(key) for key in names if key not in known)
+    if not unknown:
+        return None
+    close = {
+        key: difflib.get_close_matches(key, list(known), n=1)
+        for key in unknown
+        if difflib.get_close_matches(key, list(known), n=1)
+    }
+    hint = "".join(f"; {key!r}: did you mean {match[0]!r}?" for key, match in close.items())
+    return (
+        f"unknown SCIP parameter(s) {unknown} in solver_options{hint} (SCIP's parameters are "
+        "named like 'limits/time'; pyscipopt.Model().getParams() lists them)"
+    )
+
+
 def _finite(model: Any, value: float) -> float | None:
     # SCIP reports about +-infinity() (1e20) for a missing bound, not always exactly.
     value = float(value)
@@ -145,6 +181,8 @@ class ScipMatrixBackend(Backend):
         import pyscipopt
 
         clock = Clock()
+        if message := unknown_params(options):
+            return error_result(message, clock(), "SCIP")
         problem: MatrixProblem = formulation.problem
         integer = problem.integrality is not None and bool(np.any(problem.integrality))
         quadratic = problem.P is not None and problem.P.nnz > 0
@@ -270,6 +308,8 @@ class ScipPyomoBackend(Backend):
         self.check_available()
         from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
 
+        if message := unknown_params(options):
+            return error_result(message, 0.0, "Pyomo SCIP")
         return solve_pyomo(
             formulation,
             ScipDirect(),
@@ -305,6 +345,8 @@ class ScipCvxpyBackend(Backend):
                 return None
             return _outcome(raw["model"])
 
+        if message := unknown_params(options, nested="scip_params"):
+            return error_result(message, 0.0, "cvxpy SCIP")
         return solve_cvxpy(
             formulation,
             options,

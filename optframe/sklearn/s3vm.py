@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
 from optframe.drivers.base import Driver
-from optframe.errors import ModelError
+from optframe.errors import DataError, ModelError
 
 from ._base import BinaryClassifier, check_number, validate_data
 
@@ -156,6 +156,12 @@ class S3VMClassifier(BinaryClassifier):
         weights = self._sample_weight(sample_weight, X)
         unl = unlabeled_mask(y, self.unlabeled)
         lab = ~unl
+        if not np.any(lab):
+            raise DataError(
+                f"{owner} needs labeled rows of two classes; all {y.shape[0]} labels equal "
+                f"unlabeled={self.unlabeled!r}, the marker of unlabeled rows. Label some rows, or "
+                "set unlabeled= to the value that marks unlabeled rows in y."
+            )
         signs = self._encode(y[lab], None if weights is None else weights[lab])
         s = np.ones(y.shape[0]) if weights is None else weights
         if np.any(s[unl] > 0):
