@@ -13,6 +13,7 @@ from optframe.capabilities import LinearBoxDual
 from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 
+from ._certificate import fill_subgradient
 from ._common import eye, vector
 
 
@@ -153,6 +154,25 @@ class FixedSampleDual(Model):
     def objective(self, solution: Solution) -> float:
         """The reduced primal :math:`P` above at ``solution[primal_key]``."""
         return self.dual.primal_value(vector(solution, self.dual.primal_key, self.name))
+
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: :math:`D(\alpha)` at a point of the box, fixed entries set.
+
+        :math:`\alpha` is ``solution[dual_key]`` when present, else the loss's subgradient at
+        :math:`t = \bar y - Zw` (:math:`u_i` where :math:`t_i > 0`, :math:`l_i` where
+        :math:`t_i < 0`, least squares on the kink so that :math:`w = Z^\top\alpha`); it is
+        clipped to the box with the fixed samples at their values.
+        """
+        d = self.dual
+        if d.dual_key in solution:
+            alpha = vector(solution, d.dual_key, self.name)
+        else:
+            w = vector(solution, d.primal_key, self.name)
+            t = d.target - np.asarray(d.Z @ w, dtype=np.float64).reshape(-1)
+            alpha = np.where(t > 0, d.upper, d.lower)
+            kink = (np.abs(t) <= 1e-9 * max(1.0, float(np.max(np.abs(d.target))))) & self.free
+            alpha = fill_subgradient(d.Z, w, alpha, kink, d.lower, d.upper)
+        return d.dual_value(d.start_point(alpha))
 
     def violation(self, solution: Solution) -> float:
         """How far ``solution[dual_key]`` (when present) leaves the box or its fixed values."""

@@ -208,3 +208,15 @@ def scalar(solution: Any, key: str) -> float:
         return 0.0
     value = np.asarray(solution[key], dtype=np.float64).reshape(-1)
     return float(value[0]) if value.size else 0.0
+
+
+def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    r"""A minimizer of :math:`\sum_i c_i \lvert v_i - b\rvert` over :math:`b` (``c >= 0``)."""
+    keep = weights > 0
+    if not keep.any():
+        return 0.0
+    order = np.argsort(values[keep], kind="stable")
+    v, c = values[keep][order], weights[keep][order]
+    cumulative = np.cumsum(c)
+    k = int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))
+    return float(v[min(k, v.size - 1)])

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
@@ -16,6 +17,7 @@ from optframe.errors import DataError, ModelError
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
+from ._certificate import balance
 from ._common import check_dataset, check_features, check_number, resolve_weights, scalar, vector
 
 __all__ = ["InfeasibleKnowledge", "KnowledgeBasedSVM", "KnowledgeSet"]
@@ -541,26 +543,65 @@ class KnowledgeBasedSVM(Model):
         return out
 
     def dual_bound(self, solution: Solution) -> float | None:
-        r"""A proven lower bound from the sample multipliers ``alpha`` (no knowledge sets only).
+        r"""A proven lower bound: the Lagrange dual at multipliers built from ``solution``.
 
-        ``alpha`` is clipped to :math:`[0, s_i/N]` and the larger class is scaled down so that
-        :math:`y^\top\alpha = 0`; then the Lagrange dual
-        :math:`\mathbf 1^\top\alpha - \lVert T_{\lambda_1}(\bar X^\top\alpha)\rVert^2/(2\lambda_2)`
-        is a lower bound on the optimum (weak duality). ``None`` with knowledge sets or without
-        ``alpha``.
+        With multipliers :math:`\alpha \in [0, c]` of the margins, :math:`\gamma_k \in [0,
+        \rho_h]` of the knowledge hinges and free :math:`\mu_k, \nu_k` for the residuals
+        :math:`B_k^\top u_k + \ell_k w` and :math:`F_k^\top u_k`, minimizing the Lagrangian over
+        :math:`(w, b, u \ge 0)` gives
+
+        .. math::
+
+            D = \mathbf 1^\top\alpha + \textstyle\sum_k \gamma_k
+            - \sum_k \frac{\lVert\mu_k\rVert^2 + \lVert\nu_k\rVert^2}{2\rho}
+            - \frac{\lVert T_{\lambda_1}(\bar X^\top\alpha - \sum_k \ell_k\mu_k)\rVert^2}
+              {2\lambda_2}
+
+        when :math:`y^\top\alpha + \sum_k \ell_k\gamma_k = 0` and
+        :math:`B_k\mu_k + F_k\nu_k + \gamma_k d_k \ge 0` (else the minimum over :math:`b` or
+        :math:`u` is :math:`-\infty`); :math:`T_{\lambda_1}` is the soft threshold. The point:
+        ``"alpha"`` and ``"beta"`` (:math:`\gamma`) from the solution, else the hinges'
+        subgradients :math:`c_i [h_i > 0]` and :math:`\rho_h [q_k > 0]` (half on the kink),
+        :math:`\mu_k = \rho(B_k^\top u_k + \ell_k w)`, :math:`\nu_k = \rho F_k^\top u_k`;
+        the equality is repaired by scaling the larger side of :math:`(\alpha, \gamma)` down,
+        and a negative entry of :math:`B_k\mu_k + F_k\nu_k + \gamma_k d_k` by the least-norm
+        change of :math:`\mu_k` that removes it. ``None`` if that change cannot (``B_k`` without
+        full row rank).
         """
-        if self.knowledge or "alpha" not in solution:
-            return None
-        y = self._y
-        alpha = np.clip(vector(solution, "alpha", self.name), 0.0, self.hinge_costs)
-        pos, neg = alpha[y > 0].sum(), alpha[y < 0].sum()
-        if pos > neg and pos > 0:
-            alpha = np.where(y > 0, alpha * (neg / pos), alpha)
-        elif neg > pos and neg > 0:
-            alpha = np.where(y < 0, alpha * (pos / neg), alpha)
-        v = np.asarray(self.data.X.T @ (alpha * y))
+        p = self._parts(solution)
+        if "alpha" in solution:
+            alpha = np.clip(vector(solution, "alpha", self.name), 0.0, self.hinge_costs)
+        else:
+            alpha = np.where(p["h"] > 0, self.hinge_costs, 0.0)
+        labels = np.array([kset.label for kset in self.knowledge], dtype=np.float64)
+        q = np.array(p["q"], dtype=np.float64)
+        if "beta" in solution:
+            gamma = np.clip(vector(solution, "beta", self.name), 0.0, self.rho_hinge)
+        else:
+            gamma = self.rho_hinge * np.where(q > 0, 1.0, np.where(q < 0, 0.0, 0.5))
+        both = balance(np.concatenate([alpha, gamma]), np.concatenate([self._y, labels]))
+        alpha, gamma = both[: alpha.size], both[alpha.size :]
+        v = np.asarray(self.data.X.T @ (alpha * self._y), dtype=np.float64).reshape(-1)
+        value = float(alpha.sum() + gamma.sum())
+        for kset, r, rf, g in zip(self.knowledge, p["r"], p["rf"], gamma, strict=True):
+            mu, nu = self.rho * np.asarray(r), self.rho * np.asarray(rf)
+            B = np.asarray(kset.B, dtype=np.float64)
+            slack = B @ mu + np.asarray(kset.B_fixed) @ nu + g * np.asarray(kset.d)
+            if slack.min() < 0:
+                if not self.rho > 0:  # mu = 0 is forced: nothing can repair the slack
+                    return None
+                deficit = np.maximum(-slack, 0.0) * (1.0 + 1e-9) + 1e-300
+                change = la.lstsq(B, deficit)[0]
+                if np.min(B @ change - deficit) < -1e-12 * max(1.0, float(deficit.max())):
+                    return None
+                mu = mu + change
+                if np.min(B @ mu + np.asarray(kset.B_fixed) @ nu + g * np.asarray(kset.d)) < 0:
+                    return None
+            if self.rho > 0:
+                value -= (float(mu @ mu) + float(nu @ nu)) / (2.0 * self.rho)
+            v -= kset.label * mu
         t = np.maximum(np.abs(v) - self.lam1, 0.0)
-        return float(alpha.sum() - float(t @ t) / (2.0 * self.lam2))
+        return value - float(t @ t) / (2.0 * self.lam2)
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
         r"""Decision values :math:`w^\top x + b` at the rows of ``X`` (dense or sparse)."""

@@ -420,10 +420,34 @@ class L2SVM(Model):
 
         A lower bound on the optimum for any :math:`\alpha` on the simplex (weak duality).
         """
+        given = alpha
         alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
-        _, wnorm2 = self._margins({"alpha": alpha})
+        _, wnorm2 = self._margins({"alpha": given})  # the given array: meets the margins cache
         b = float(alpha @ self._y)
         return -0.5 * (wnorm2 + b * b + float(alpha @ alpha) / self.C)
+
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: :meth:`dual_value` at a point of the simplex.
+
+        The point is the solution's ``"alpha"`` (clipped at 0 and rescaled to sum 1) when
+        present, else :math:`\alpha \propto C\xi` (the KKT condition
+        :math:`\alpha_i = C\xi_i` of the primal at its optimum), or the uniform point when
+        :math:`\xi = 0`. Any point of the simplex gives a lower bound (weak duality).
+        """
+        if "alpha" in solution:
+            alpha = vector(solution, "alpha", self.name)
+            if float(alpha.min()) >= 0.0 and abs(float(alpha.sum()) - 1.0) <= 1e-12:
+                return self.dual_value(solution["alpha"])  # kernel margins already cached
+            alpha = np.maximum(alpha, 0.0)
+        else:
+            g, _ = self._margins(solution)
+            margins = self._y * (g + scalar(solution, "intercept"))
+            rho = scalar(solution, "rho") if "rho" in solution else best_rho(margins, self.C)
+            alpha = np.maximum(0.0, rho - margins)
+        total = float(alpha.sum())
+        if not total > 0:
+            alpha, total = np.ones_like(self._y), float(self._y.size)
+        return self.dual_value(alpha / total)
 
     def violation(self, solution: Solution) -> float:
         r"""Largest violation of :math:`\alpha \ge 0`, :math:`\sum_i\alpha_i = 1` (if present)."""

@@ -15,6 +15,7 @@ from optframe.kernels import Kernel, Linear, as_kernel
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
+from ._certificate import fill_subgradient, match_sum
 from ._common import (
     check_dataset,
     check_features,
@@ -343,6 +344,33 @@ class PULearning(Model):
             - float(np.minimum(sigma, self.c2 - sigma).sum())
         )
         return -G - 0.5 * self.c1**2 * self._sum_kpp()
+
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: :meth:`dual_objective` at a feasible :math:`\sigma`.
+
+        :math:`\sigma` is the solution's ``"sigma"`` (or :math:`-\alpha_U`) when present, else
+        the double hinge's subgradient at :math:`f(x_u)`: :math:`c_2\,\ell'(f_u) \in
+        \{0, c_2/2, c_2\}`, the samples on a kink (:math:`f_u = \pm 1`) filled by least
+        squares so that :math:`w = c_1\sum_P x_p - \sum_U \sigma_u x_u`. It is clipped to
+        :math:`[0, c_2]` and moved towards a bound of the box until
+        :math:`\mathbf 1^\top\sigma = c_1 p`.
+        """
+        upper = np.full(self._U.size, self.c2)
+        if "sigma" in solution:
+            sigma = vector(solution, "sigma", self.name)
+        elif "alpha" in solution:
+            sigma = -vector(solution, "alpha", self.name)[self._U]
+        else:
+            w = vector(solution, "w", self.name)
+            f = np.asarray(self._rows(self._U) @ w).ravel() + scalar(solution, "intercept")
+            sigma = self.c2 * np.where(f < -1.0, 0.0, np.where(f > 1.0, 1.0, 0.5))
+            kink = np.minimum(np.abs(f + 1.0), np.abs(f - 1.0)) <= 1e-7
+            low = np.where(f > 0, 0.5 * self.c2, 0.0)
+            high = np.where(f > 0, self.c2, 0.5 * self.c2)
+            positives = self.c1 * np.asarray(self._rows(self._P).sum(axis=0)).ravel()
+            sigma = fill_subgradient(self._rows(self._U), positives - w, sigma, kink, low, high)
+        sigma = match_sum(sigma, self.c1 * self._P.size, np.zeros_like(upper), upper)
+        return self.dual_objective(sigma)
 
     def violation(self, solution: Solution) -> float:
         r"""Dual feasibility of ``solution["sigma"]``, relative to :math:`\max(1, c_1 p)`.

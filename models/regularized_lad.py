@@ -15,6 +15,7 @@ from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawS
 from optframe.registry import register_model
 
 from ._box_dual import FixedSampleDual, fixed_dual
+from ._certificate import balance, fill_subgradient
 from ._common import (
     check_dataset,
     check_features,
@@ -26,19 +27,8 @@ from ._common import (
     resolve_weights,
     scalar,
     vector,
+    weighted_median,
 )
-
-
-def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
-    r"""A minimizer of :math:`\sum_i c_i \lvert v_i - b\rvert` over :math:`b` (``c >= 0``)."""
-    keep = weights > 0
-    if not keep.any():
-        return 0.0
-    order = np.argsort(values[keep], kind="stable")
-    v, c = values[keep][order], weights[keep][order]
-    cumulative = np.cumsum(c)
-    k = int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))
-    return float(v[min(k, v.size - 1)])
 
 
 @register_model
@@ -215,6 +205,28 @@ class RegularizedLAD(Model):
         theta = np.asarray(theta, dtype=np.float64).reshape(-1)
         beta = np.asarray(self.data.X.T @ theta)
         return float(self._y @ theta) - 0.5 * float(beta @ beta)
+
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: :meth:`dual_objective` at a feasible :math:`\theta`.
+
+        :math:`\theta` is the solution's ``"theta"`` when present, else the subgradient
+        :math:`C s_i\,\mathrm{sign}(r_i)` of the loss at the residuals, the samples on the kink
+        (:math:`r_i = 0`) filled by least squares so that :math:`\beta = X^\top\theta`. It is
+        clipped to the box and, with an intercept, its larger side scaled down so that
+        :math:`\mathbf 1^\top\theta = 0`.
+        """
+        upper = self.C * self._s
+        if "theta" in solution:
+            theta = self._theta(vector(solution, "theta", self.name))
+        else:
+            beta = vector(solution, "beta", self.name)
+            residual = self._y - self.data.X @ beta - scalar(solution, "intercept")
+            theta = upper * np.sign(residual)
+            kink = np.abs(residual) <= 1e-9 * max(1.0, float(np.max(np.abs(self._y))))
+            theta = fill_subgradient(self.data.X, beta, theta, kink & (upper > 0), -upper, upper)
+        if self.fit_intercept:
+            theta = balance(theta, np.ones_like(theta))
+        return self.dual_objective(theta)
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
         r"""Predictions :math:`X\beta + b`."""

@@ -117,6 +117,11 @@ class SemiSupervisedSVM(Model):
     _s: NDArray[np.float64] = field(init=False, repr=False)
     _cost: NDArray[np.float64] = field(init=False, repr=False)
 
+    @property
+    def always_feasible_and_bounded(self) -> bool:  # type: ignore[override]
+        """False with the balance constraint (a solver may rightly call it infeasible)."""
+        return self.balance != "constraint"
+
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
         y = self.data.y

@@ -17,6 +17,7 @@ from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
+from ._certificate import balance, fill_subgradient, kink_set
 from ._common import (
     check_dataset,
     check_features,
@@ -545,6 +546,43 @@ class WeightedSVM(Model):
         alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
         _, reg = self._margins({"alpha": alpha})
         return float(alpha.sum()) - reg
+
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: the dual objective at a dual-feasible :math:`\alpha`.
+
+        :math:`\alpha` is the solution's ``"alpha"`` when present, else the hinge's subgradient at
+        the margins (:math:`C s_i` where :math:`y_i f(x_i) < 1`, 0 where it is above, and the
+        samples on the margin filled by least squares so that :math:`w = Z^\top\alpha`). It is
+        clipped to :math:`[0, C s_i]` and, with an intercept, the larger class is scaled down so
+        that :math:`y^\top\alpha = 0` exactly. Then
+        :math:`\mathbf 1^\top\alpha - \tfrac12\alpha^\top Q\alpha` is at most every primal
+        value (weak duality). With a kernel, :math:`\alpha^\top Q\alpha` costs the kernel
+        among the support vectors only.
+        """
+        if "alpha" in solution:
+            alpha = self._alpha(vector(solution, "alpha", self.name))
+        else:
+            alpha = self._hinge_subgradient(solution)
+        if self.fit_intercept:
+            alpha = balance(alpha, self._y)
+        support = np.flatnonzero(alpha)
+        v = alpha[support] * self._y[support]
+        if self.is_linear:
+            w = np.asarray(self.data.X[support].T @ v, dtype=np.float64).reshape(-1)
+            quadratic = float(w @ w)
+        else:
+            rows = self.data.X[support]
+            quadratic = float(v @ kernel_product(self.kernel, rows, rows, v))
+        return float(alpha.sum()) - 0.5 * quadratic
+
+    def _hinge_subgradient(self, solution: Solution) -> NDArray[np.float64]:
+        r""":math:`\alpha` from the margins of a linear solution (``"w"``, ``"intercept"``)."""
+        w = vector(solution, "w", self.name)
+        margin = self._y * (np.asarray(self.data.X @ w) + scalar(solution, "intercept"))
+        alpha = np.where(margin < 1.0, self._cost, 0.0)
+        on_margin = kink_set(margin - 1.0, 0, 1e-7) & (self._cost > 0)
+        zeros = np.zeros_like(self._cost)
+        return fill_subgradient(self._z(), w, alpha, on_margin, zeros, self._cost)
 
     def violation(self, solution: Solution) -> float:
         r"""Largest constraint violation of ``solution``.

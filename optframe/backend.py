@@ -59,6 +59,10 @@ class SolveOptions:
     start : Basis, optional
         A basis to start from, for the back-ends and problem classes in ``Backend.warm_starts``
         (a hint: a basis that does not fit the problem is dropped and the solve starts cold).
+    gap_tol : float, optional
+        The relative gap of optframe's certificate that proves optimality
+        (``solve(gap_tol=...)``); drivers whose stopping rule is not a gap keep going until it
+        closes. ``None``: the driver's default (:meth:`Driver.gap_tolerance`).
     """
 
     tol: float | None = None
@@ -68,6 +72,7 @@ class SolveOptions:
     verbose: bool = False
     solver_options: Mapping[str, Any] = field(default_factory=dict)
     start: Basis | None = None
+    gap_tol: float | None = None
 
 
 @dataclass(frozen=True, eq=False)

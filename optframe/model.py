@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -200,6 +201,9 @@ class Model(abc.ABC):
     layers: ClassVar[tuple[str, ...]]
     forms: ClassVar[tuple[str, ...]] = ("primal",)
     is_classifier: ClassVar[bool] = False
+    #: Whether every instance has a finite optimum (no solver may call it infeasible or
+    #: unbounded: such a status means the data are badly scaled for the solver).
+    always_feasible_and_bounded: ClassVar[bool] = True
 
     @property
     def default_form(self) -> str:
@@ -265,6 +269,37 @@ class Model(abc.ABC):
     def violation(self, solution: Solution) -> float:
         """Largest constraint violation of ``solution`` (0 for models without constraints)."""
         return 0.0
+
+    def dual_bound(self, solution: Solution) -> float | None:
+        """A lower bound on the optimal value, proven from ``solution`` (the certificate).
+
+        A model builds a dual-feasible point from any solution, exact or not, primal or dual
+        (see :class:`~optframe.capabilities.CertifiedBound`), and returns its dual objective:
+        weak duality makes it valid whatever produced the solution. The base class offers none,
+        so a model without this method is never reported ``OPTIMAL``.
+        """
+        return None
+
+    def objective_floor(self) -> float:
+        """A magnitude below which this model's optimal values count as zero (default 0).
+
+        Models whose optimum can be 0 (a LAD fit through every point) return a small fraction
+        of a trivial solution's objective, so that a gap at the level of rounding is not
+        divided by a vanishing optimum; models with a positive or negative optimum keep 0.
+        """
+        return 0.0
+
+    def gap_scale(self, objective: float, bound: float | None) -> float:
+        """The magnitude the certificate's gap is relative to.
+
+        ``max(|objective|, |bound|, objective_floor())``: relative to the optimal value however
+        small it is (no absolute test on a tiny objective such as the L2-SVM's), with the
+        model's floor where the optimum may be 0.
+        """
+        values = [abs(objective), self.objective_floor()]
+        if bound is not None and math.isfinite(bound):
+            values.append(abs(bound))
+        return max(values)
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
         """Decision values (classifiers) or predictions (regression) at ``X``."""

@@ -70,18 +70,32 @@ class IterationRecord:
 
 @dataclass(frozen=True)
 class Timings:
-    """Wall seconds spent building the formulation, solving it, and in total."""
+    """Wall seconds spent building the formulation, solving it, and in total.
+
+    ``compile`` is apart: the seconds a numba driver spent before its timer started, compiling
+    its kernels or loading them from numba's cache (:func:`optframe.jit.compile_kernels`; 0.0
+    when they were ready). It is in none of the other three, nor in the time limit.
+    """
 
     build: float = 0.0
     solve: float = 0.0
     total: float = 0.0
+    compile: float = 0.0
 
 
-def relative_gap(objective: float, bound: float | None) -> float:
-    """Return ``(objective - bound) / max(1, |objective|)``, or ``inf`` without a bound."""
+def relative_gap(objective: float, bound: float | None, scale: float | None = None) -> float:
+    """Return ``max(0, objective - bound) / scale``, or ``inf`` without a bound.
+
+    ``scale`` defaults to ``max(1, |objective|, |bound|)`` (history rows); a certified
+    :class:`Result` uses its model's scale (:mod:`optframe.certificate`).
+    """
     if bound is None or not math.isfinite(objective) or not math.isfinite(bound):
         return math.inf
-    return (objective - bound) / max(1.0, abs(objective))
+    if scale is None or not math.isfinite(scale):
+        scale = max(1.0, abs(objective), abs(bound))
+    if not scale > 0:
+        return 0.0 if objective <= bound else math.inf
+    return max(0.0, objective - bound) / scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +110,9 @@ class Result:
         The original model's objective evaluated by the model at ``solution`` (never an aggregated,
         reduced or solver-reported value); ``nan`` when there is no solution.
     bound : float or None
-        A proven lower bound on the optimal value (minimization), or ``None``.
+        A lower bound on the optimal value (minimization) that optframe proved itself from a
+        dual-feasible point built from ``solution`` (:mod:`optframe.certificate`), never above
+        ``objective``; for mixed-integer models, the solver's branch-and-bound bound; or ``None``.
     solution : Mapping[str, ndarray]
         The solution, named as in the model's docstring.
     iterations : int
@@ -112,6 +128,10 @@ class Result:
     basis : Basis or None
         The final simplex basis, when the back-end reports one (LPs on ``matrix:highs``); a
         related solve can start from it (``SolveOptions.start``).
+    scale : float
+        The magnitude the gap is relative to (the model's :meth:`~optframe.model.Model.gap_scale`:
+        the largest of ``|objective|``, ``|bound|`` and the objective at the zero solution);
+        ``nan`` on results that were not certified.
     """
 
     status: Status
@@ -127,11 +147,12 @@ class Result:
     backend: str = ""
     source: Model | None = field(default=None, repr=False)
     basis: Basis | None = field(default=None, repr=False)
+    scale: float = math.nan
 
     @property
     def gap(self) -> float:
-        """Relative gap ``(objective - bound) / max(1, |objective|)``; ``inf`` without a bound."""
-        return relative_gap(self.objective, self.bound)
+        """Relative gap ``max(0, objective - bound) / scale``; ``inf`` without a bound."""
+        return relative_gap(self.objective, self.bound, self.scale)
 
     @property
     def has_solution(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from optframe.backend import SolveOptions
+from optframe.certificate import certify
 from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
@@ -106,6 +107,7 @@ def solve(
     verbose: bool = False,
     callback: Callback | None = None,
     solver_options: Mapping[str, Any] | None = None,
+    gap_tol: float | None = None,
 ) -> Result:
     """Solve ``model`` with ``driver``, whose sub-problems go to ``backend``.
 
@@ -128,12 +130,19 @@ def solve(
         Called with each iteration record of an iterative driver; return ``True`` to stop.
     solver_options : Mapping, optional
         Passed untouched to the solver.
+    gap_tol : float, optional
+        The relative gap that proves optimality (:mod:`optframe.certificate`). Default: the
+        driver's (``tol`` for drivers whose tolerance is a gap, such as Direct and
+        AggregateDisaggregate; see each driver), else 1e-6.
 
     Returns
     -------
     Result
-        Status, the original model's objective at the solution, a proven bound where there is one,
-        the solution, history and timings. Solver failures and limits are statuses, not exceptions.
+        Status, the original model's objective at the solution, the bound optframe proved from a
+        dual-feasible point built from the solution, the solution, history and timings.
+        ``OPTIMAL`` means optframe's own gap closed to ``gap_tol``, whatever the driver or the
+        solver claimed (their words stay in ``stats``). Solver failures and limits are
+        statuses, not exceptions.
 
     Raises
     ------
@@ -170,5 +179,7 @@ def solve(
         max_iter=max_iter,
         verbose=verbose,
         solver_options=dict(solver_options or {}),
+        gap_tol=gap_tol,
     )
-    return chosen.run(model, RunContext(backend=backend, options=options, callback=callback))
+    result = chosen.run(model, RunContext(backend=backend, options=options, callback=callback))
+    return certify(model, result, chosen.gap_tolerance(options))

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from optframe.backend import SolveOptions
 from optframe.capabilities import ElasticNetKnowledge
 from optframe.drivers.admm_core import ADMMIteration
 from optframe.drivers.base import Driver, RunContext
@@ -225,6 +226,10 @@ class ADMM(Driver):
         change = float(np.linalg.norm(it.w - it.w_old))
         return change <= self.tol_w * max(float(np.linalg.norm(it.w_old)), 1e-12)
 
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else ``certify_tol`` (``tol`` is the residuals' tolerance)."""
+        return self.certify_tol if options.gap_tol is None else float(options.gap_tol)
+
     def run(self, model: Model, context: RunContext) -> Result:
         """Run ADMM on ``model``; the objective and certificate are the model's own."""
         start = time.perf_counter()
@@ -358,6 +363,10 @@ class ADMMThenIPM(Driver):
             return change / max(float(np.linalg.norm(it.w_old)), 1.0) < self.switch_tol
 
         return switch
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else ``certify_tol`` (``tol`` is the residuals' tolerance)."""
+        return self.certify_tol if options.gap_tol is None else float(options.gap_tol)
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Phase 1 (ADMM), phase 2 (reduced IPM solve), certification on ``model``."""

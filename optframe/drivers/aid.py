@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from optframe.backend import SolveOptions
 from optframe.data.aggregate import aggregate_samples
 from optframe.drivers import clusters as cl
 from optframe.drivers.base import Driver, RunContext
@@ -138,6 +139,12 @@ class AggregateDisaggregate(Driver):
         return cl.initial_clusters(embedding, groups, weights, counts, rng), pilot_result
 
     # ------------------------------------------------------------------------------- loop
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else ``tol`` (the relative gap this driver stops at)."""
+        if options.gap_tol is not None:
+            return float(options.gap_tol)
+        return self.tol if options.tol is None else float(options.tol)
+
     def run(self, model: Model, context: RunContext) -> Result:
         """Run AID on ``model``; every figure reported is on the original model."""
         start = time.perf_counter()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.errors import IncompatibleDriver
 
 if TYPE_CHECKING:
@@ -71,6 +72,17 @@ class Driver(abc.ABC):
                 f"driver {self.name!r} needs {missing} from the model, which {model.name} does "
                 f"not offer"
             )
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """The relative gap that proves this driver's result optimal.
+
+        :func:`optframe.solve` certifies every result with it. ``options.gap_tol`` when set;
+        else ``options.tol`` (drivers whose ``tol`` is not a relative gap override this); else
+        :data:`optframe.certificate.DEFAULT_GAP_TOL`.
+        """
+        if options.gap_tol is not None:
+            return float(options.gap_tol)
+        return DEFAULT_GAP_TOL if options.tol is None else float(options.tol)
 
     @abc.abstractmethod
     def run(self, model: Model, context: RunContext) -> Result:

@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from optframe.backend import SolveOptions
 from optframe.drivers import fw_core as core
 from optframe.drivers.base import Driver, RunContext
-from optframe.drivers.frank_wolfe import Problem, check_common
+from optframe.drivers.frank_wolfe import Problem, check_common, radius_gap_tolerance
 from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.registry import register_driver
@@ -78,6 +79,10 @@ class CoreVectorMachine(Driver):
             raise ModelError(f"CoreVectorMachine: redraws must be >= 1; got {self.redraws!r}")
         if self.check_every < 1:
             raise ModelError("CoreVectorMachine: check_every must be >= 1")
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else 1e-6 (``eps`` is the radius rule's tolerance, not a gap)."""
+        return radius_gap_tolerance(options)
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run the CVM and return the model's solution with the certified bound."""

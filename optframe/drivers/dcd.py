@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual
 from optframe.drivers import dcd_core as core
 from optframe.drivers.base import Driver, RunContext
@@ -129,6 +130,12 @@ class DCD(Driver):
         refusal = getattr(model, "lacks_box_dual", None)
         reason = refusal() if callable(refusal) and not missing else None
         return [*missing, f"box_dual ({reason})"] if reason else missing
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else ``tol`` (the relative duality gap this driver stops at)."""
+        if options.gap_tol is not None:
+            return float(options.gap_tol)
+        return self.tol if options.tol is None else float(options.tol)
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's box dual by coordinate descent; certify with the duality gap."""

@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe.backend import SolveOptions
+from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.fw_active import ActivePhases, run_phases
@@ -28,6 +30,16 @@ from optframe.kernels import Kernel
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
+
+
+def radius_gap_tolerance(options: SolveOptions) -> float:
+    r"""The certificate's tolerance for the radius rules (FW, MFW, PFW, CVM): ``gap_tol``, or 1e-6.
+
+    ``eps`` (``tol``) bounds the ball's radius, :math:`R \le (1+\varepsilon)^2 R^\star` in the
+    units of :math:`g = \delta^2 - R`, not the objective's relative gap: the rule decides when to
+    stop and the certificate, at this tolerance, whether the stop is proven optimal.
+    """
+    return DEFAULT_GAP_TOL if options.gap_tol is None else float(options.gap_tol)
 
 
 @dataclass(frozen=True, eq=False)
@@ -600,6 +612,10 @@ class FrankWolfe(Driver):
                 raise ModelError(
                     f"FrankWolfe: active_limit must be in (0, 1]; got {self.active_limit!r}"
                 )
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else 1e-6 (``eps`` is the radius rule's tolerance, not a gap)."""
+        return radius_gap_tolerance(options)
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run FW or MFW and return the model's solution with the certified bound."""

@@ -20,6 +20,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from optframe.backend import SolveOptions
+from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers.base import Driver, RunContext
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
@@ -27,6 +29,9 @@ from optframe.kernels import RBF, Kernel, Linear, Polynomial
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
+
+# The violation rule is not tightened below this when the certificate asks for more.
+MIN_TOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,6 +329,8 @@ class SMO(Driver):
             )
         options = context.options
         tol = self.tol if options.tol is None else options.tol
+        # Without a tol of the user's, the violation rule is tightened until the gap closes.
+        tighten, tightened, gap_tol = options.tol is None, 0, self.gap_tolerance(options)
         n = dual.n
         max_iter = options.max_iter or self.max_iter or max(10**6, 100 * n)
         kind, gamma, coef0, degree = _kernel_code(dual.kernel)
@@ -412,6 +419,11 @@ class SMO(Driver):
                 code = 0
             record = self._record(m, dual, x, G, perm, counters, steps, start, gap, phi)
             history.append(record)
+            if code == 1 and tighten and tol > MIN_TOL and not self._closed(model, record, gap_tol):
+                # the violation rule holds but the certificate does not: a tighter rule
+                tol = max(tol / 10.0, MIN_TOL)
+                tightened += 1
+                code = 0
             if code == 1:
                 status = Status.CONVERGED
                 break
@@ -461,6 +473,8 @@ class SMO(Driver):
             "threads": threads,
             "stalled": stalled,
             "equality_residual": abs(float(a0 @ x_out) - float(dual.rhs)),
+            "tol": tol,
+            "tightened": tightened,
         }
         return Result(
             status=status,
@@ -476,6 +490,18 @@ class SMO(Driver):
             backend="numba",
             source=model,
         )
+
+    def gap_tolerance(self, options: SolveOptions) -> float:
+        """``gap_tol``, else 1e-6: ``tol`` is the violation rule's, not a gap."""
+        return DEFAULT_GAP_TOL if options.gap_tol is None else float(options.gap_tol)
+
+    @staticmethod
+    def _closed(model: Model, record: IterationRecord, gap_tol: float) -> bool:
+        """Whether the record's objective and dual bound are within ``gap_tol``."""
+        objective, bound = record.objective, record.bound
+        if not (math.isfinite(objective) and bound is not None and math.isfinite(bound)):
+            return True  # nothing to tighten against: the certificate will judge
+        return gap_of(objective, bound, model.gap_scale(objective, bound)) <= gap_tol
 
     def _record(self, model, dual, x, G, perm, counters, steps, start, gap, phi):
         n = x.shape[0]
