@@ -327,7 +327,7 @@ def solve_cvxpy(
             problem.solve(solver=solver, verbose=options.verbose, **solver_opts)
         raw = read_raw(problem)
     except Exception as exc:  # solver failures are statuses
-        return error_result(exc, clock(), f"cvxpy {solver}")
+        return _cvxpy_failure(problem, exc, clock(), solver, read_raw)
     cvxpy_status = str(problem.status)
     status = raw.status if raw is not None and raw.status is not None else None
     if status is None:
@@ -356,6 +356,33 @@ def solve_cvxpy(
         iterations=max(0, int(stats.num_iters or 0)) if stats is not None else 0,
         seconds=clock(),
         message=f"cvxpy {solver}: {text}",
+    )
+
+
+def _cvxpy_failure(
+    problem: Any,
+    exc: Exception,
+    seconds: float,
+    solver: str,
+    read_raw: Callable[[Any], RawOutcome | None],
+) -> BackendResult:
+    """The ERROR result of a cvxpy solve that raised, with the solver's own status when known.
+
+    cvxpy answers a solver status it has no solution for (Clarabel's ``InsufficientProgress``,
+    ...) with a generic ``SolverError``; the solver's status, read from what cvxpy kept, says
+    why. A limit status is kept as such (there is no point to return).
+    """
+    raw = None
+    with contextlib.suppress(Exception):
+        raw = read_raw(problem)
+    if raw is None or not raw.text:
+        return error_result(exc, seconds, f"cvxpy {solver}")
+    status = raw.status if raw.status is not None and raw.status.is_limit else Status.ERROR
+    return BackendResult(
+        status,
+        None,
+        seconds=seconds,
+        message=f"cvxpy {solver}: {raw.text} (cvxpy: {type(exc).__name__}: {exc})",
     )
 
 
