@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual
+from optframe.certificate import certify
 from optframe.drivers.base import Driver, RunContext
 from optframe.errors import ModelError
 from optframe.model import Model
@@ -376,7 +377,7 @@ def solve_path(
     return PathResult(
         param=param,
         values=grid,
-        results=tuple(r for r in results if r is not None),
+        results=tuple(certify(r.source, r, certify_tol) for r in results if r is not None),
         R=tuple(R),
         L=tuple(L),
         rejection=rejection,

@@ -16,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from optframe.drivers.base import Driver
 from optframe.errors import ConvergenceWarning, DataError, ModelError, SolverError
+from optframe.result import Status
 
 try:
     from sklearn.utils.validation import validate_data
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 #: The keys ``solve_options`` may hold: the keyword options of :func:`optframe.solve`.
 SOLVE_OPTIONS = (
     "tol",
+    "gap_tol",
     "max_iter",
     "time_limit",
     "threads",
@@ -101,10 +103,11 @@ class OptframeEstimator(BaseEstimator):
         result = optframe.solve(model, driver=driver, backend=self.backend, **options)
         if not result.has_solution:
             raise SolverError(f"{owner}: the solve returned no solution ({result.summary()})")
-        if not result.status.is_success:
+        if result.status is not Status.OPTIMAL:
             warnings.warn(
-                f"{owner}: the solve stopped without meeting its criterion ({result.summary()}); "
-                "the fitted model is the last iterate.",
+                f"{owner}: optimality is not proven ({result.summary()}); the fitted model is "
+                "the last iterate. Tighten the driver's tol, raise max_iter or time_limit, or "
+                "pick another driver or back-end.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
