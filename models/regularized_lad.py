@@ -211,7 +211,8 @@ class RegularizedLAD(Model):
 
         :math:`\theta` is the solution's ``"theta"`` when present, else the subgradient
         :math:`C s_i\,\mathrm{sign}(r_i)` of the loss at the residuals, the samples on the kink
-        (:math:`r_i = 0`) filled by least squares so that :math:`\beta = X^\top\theta`. It is
+        (:math:`r_i = 0`) filled by least squares so that :math:`\beta = X^\top\theta` (and
+        :math:`\mathbf 1^\top\theta = 0` with an intercept). It is
         clipped to the box and, with an intercept, its larger side scaled down so that
         :math:`\mathbf 1^\top\theta = 0`.
         """
@@ -223,7 +224,16 @@ class RegularizedLAD(Model):
             residual = self._y - self.data.X @ beta - scalar(solution, "intercept")
             theta = upper * np.sign(residual)
             kink = np.abs(residual) <= 1e-9 * max(1.0, float(np.max(np.abs(self._y))))
-            theta = fill_subgradient(self.data.X, beta, theta, kink & (upper > 0), -upper, upper)
+            rows, target = self.data.X, beta  # stationarity: beta = X'theta (and 1'theta = 0)
+            if self.fit_intercept:
+                ones = np.ones((self.data.n_samples, 1))
+                rows = (
+                    sp.hstack([rows, ones], format="csr")
+                    if sp.issparse(rows)
+                    else np.hstack([np.asarray(rows), ones])
+                )
+                target = np.append(beta, 0.0)
+            theta = fill_subgradient(rows, target, theta, kink & (upper > 0), -upper, upper)
         if self.fit_intercept:
             theta = balance(theta, np.ones_like(theta))
         return self.dual_objective(theta)
