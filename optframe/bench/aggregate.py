@@ -259,6 +259,35 @@ def shown_columns(
     return [c for c in extra + shown if c not in spec.replicates]
 
 
+def distinguishing_columns(
+    records: Sequence[Mapping[str, Any]], columns: Sequence[str]
+) -> list[str]:
+    """``columns`` (those holding a value), after every cell parameter that tells rows apart.
+
+    The parameters come from each record's ``cell_key``. A parameter missing from ``columns``
+    goes first when two cells that agree on the parameters shown so far differ in it, so no two
+    cells print as identical rows (the S3VM cells of the ``aid`` suite differ only by
+    ``labeled``, which its ``COLUMNS`` leave out); one that is the same wherever the rest agree
+    (a single data split) is left out.
+    """
+    groups = group_cells(records, ReportSpec())
+    shown = [c for c in columns if any(r.get(c) is not None for g in groups for r in g.records)]
+    every = list(dict.fromkeys(k for g in groups for k in g.params))
+    identity = [k for k in every if k in shown]
+    extra = []
+    for key in every:
+        if key in shown:
+            continue
+        seen: dict[str, set[str]] = {}
+        for group in groups:
+            same = json.dumps([group.params.get(k) for k in identity], default=str)
+            seen.setdefault(same, set()).add(json.dumps(group.params.get(key), default=str))
+        if any(len(values) > 1 for values in seen.values()):
+            extra.append(key)
+            identity.append(key)
+    return extra + shown
+
+
 def cell_rows(groups: Sequence[CellGroup], columns: Sequence[str]) -> list[dict[str, str]]:
     """One text row per cell: each column's value (numbers: median [min, max]) and ``runs``."""
     rows = []

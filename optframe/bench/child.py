@@ -2,12 +2,15 @@
 
 Started by :class:`optframe.bench.runner._Child` for cells with a time limit. It connects back
 to ``ADDRESS`` (authenticated with the key in ``OPTFRAME_CHILD_KEY``), runs each cell it
-receives, sends back the record, and exits when the parent closes the connection or dies.
+receives, sends back the record, and exits when the parent closes the connection or dies. It
+ignores SIGINT: Ctrl-C reaches every process of the terminal's group, and the runner, which
+handles it, ends the child.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -22,6 +25,7 @@ def _exit_with(parent: int) -> None:
 
 def main(address: str, parent: int) -> None:
     """Serve cells until the connection closes or the parent process is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also set by the runner before the start
     from optframe.bench.runner import run_here
 
     threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()

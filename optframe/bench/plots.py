@@ -234,36 +234,35 @@ def convergence_plots(
     """Objective (bound dashed) and relative gap (log) against seconds, per problem.
 
     One line per method, from the method's record of the lowest repeat; at most
-    ``MAX_CONVERGENCE`` problems, those with the largest metric.
+    ``MAX_CONVERGENCE`` problems, those with the largest metric. Without a bound in any history
+    (S3VM: AID's aggregated MIQPs give none) the figure has the objective panel alone.
     """
     figures = []
     groups = _slowest(history_problems(records, spec), spec.metric, MAX_CONVERGENCE)
     for problem, group in groups.items():
         runs = {method: _first(rows)["history"] for method, rows in by_method(group, spec).items()}
-        fig, (left, right) = _figure(10.0, 3.8, 2)
-        any_gap = False
+        gaps = {method: _series(history, "gap") for method, history in runs.items()}
+        gaps = {m: (xs[ys > 0], ys[ys > 0]) for m, (xs, ys) in gaps.items() if (ys > 0).any()}
+        fig, axes = _figure(10.0 if gaps else 5.5, 3.8, 2 if gaps else 1)
+        left, any_bound = axes[0], False
         for color, (method, history) in zip(_colors(len(runs)), runs.items(), strict=True):
             xs, ys = _series(history, "objective")
             if xs.size:
                 left.plot(xs, ys, "-", marker=".", color=color, label=f"{method} objective")
             xs, ys = _series(history, "bound")
             if xs.size:
+                any_bound = True
                 left.plot(xs, ys, "--", color=color, label=f"{method} bound")
-            xs, ys = _series(history, "gap")
-            keep = ys > 0
-            if keep.any():
-                any_gap = True
-                right.plot(xs[keep], ys[keep], "-", marker=".", color=color, label=method)
+            if method in gaps:
+                axes[1].plot(*gaps[method], "-", marker=".", color=color, label=method)
         left.set_xlabel("seconds")
-        left.set_ylabel("objective / bound")
+        left.set_ylabel("objective / bound" if any_bound else "objective (no bound recorded)")
         left.legend(fontsize=7)
-        right.set_xlabel("seconds")
-        right.set_ylabel("relative gap")
-        if any_gap:
-            right.set_yscale("log")
-            right.legend(fontsize=7)
-        else:
-            right.text(0.5, 0.5, "no bound recorded", ha="center", transform=right.transAxes)
+        if gaps:
+            axes[1].set_xlabel("seconds")
+            axes[1].set_ylabel("relative gap")
+            axes[1].set_yscale("log")
+            axes[1].legend(fontsize=7)
         text = label(spec.problem, problem)
         fig.suptitle(f"convergence: {text}", fontsize=9)
         figures.append((f"Convergence, {text}", _save(fig, directory, names("convergence", text))))

@@ -29,6 +29,7 @@ from multiprocessing.connection import Listener
 from typing import Any
 
 from optframe.bench.environment import environment
+from optframe.bench.signals import sigint_ignored
 from optframe.bench.store import ResultStore
 from optframe.bench.suite import Cell, load_suite
 from optframe.errors import OptframeError, SchedulerUnreachable
@@ -115,10 +116,17 @@ class _Child:
         key = secrets.token_bytes(16)
         with Listener(family="AF_UNIX", authkey=key) as listener:
             env = os.environ | {"OPTFRAME_CHILD_KEY": key.hex()}
-            cls.process = subprocess.Popen(
-                [sys.executable, "-m", "optframe.bench.child", listener.address, str(os.getpid())],
-                env=env,
-            )
+            with sigint_ignored():
+                cls.process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "optframe.bench.child",
+                        listener.address,
+                        str(os.getpid()),
+                    ],
+                    env=env,
+                )
             cls.connection = listener.accept()
 
     @classmethod
@@ -225,7 +233,7 @@ def connect(scheduler: str | None, workers: int | None, threads: int | None = 1)
         environ |= {name: str(threads) for name in THREAD_VARIABLES}
     # Non-daemonic workers may start processes (cells that measure memory in a child do).
     settings = {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.daemon": False}
-    with dask.config.set(settings):
+    with dask.config.set(settings), sigint_ignored():
         cluster = LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
@@ -284,7 +292,13 @@ def run_bench(
     on_record : callable, optional
         ``on_record(job, record, done, failed, total)`` after each stored cell.
     on_start : callable, optional
-        ``on_start(pending, already_done)`` once the work is known.
+        ``on_start(jobs, already_done, workers)`` once the work and the number of cells that run
+        at once are known (the pending :class:`Job` list and the count of cells skipped).
+
+    Raises
+    ------
+    ResultStoreError
+        Another runner holds the store (:meth:`ResultStore.run_lock`).
     """
     if repeat < 1:
         raise OptframeError(f"--repeat must be at least 1; got {repeat}")
@@ -294,15 +308,19 @@ def run_bench(
     if time_limit is None:
         time_limit = getattr(suite, "CELL_TIME_LIMIT", None)
     cells = [cell for cell in suite.cells(quick) if select is None or select(cell)]
-    if retry_failed:
-        store.remove_failed(suite_name)
-    done = store.done(suite_name)
-    jobs = pending_jobs(suite_name, cells, repeat, done)
-    if on_start is not None:
-        on_start(len(jobs), len(cells) * repeat - len(jobs))
-    if jobs:
-        run_id = store.start_run(suite_name, argv, environment())
-        if serial:
+    with store.run_lock(argv):
+        if retry_failed:
+            store.remove_failed(suite_name)
+        done = store.done(suite_name)
+        jobs = pending_jobs(suite_name, cells, repeat, done)
+        skipped = len(cells) * repeat - len(jobs)
+        if not jobs:
+            if on_start is not None:
+                on_start(jobs, skipped, 1)
+        elif serial:
+            if on_start is not None:
+                on_start(jobs, skipped, 1)
+            run_id = store.start_run(suite_name, argv, environment())
             results = (
                 (job, execute_cell(suite_name, job.cell.params, time_limit, threads))
                 for job in jobs
@@ -311,6 +329,9 @@ def run_bench(
         else:
             client = connect(scheduler, workers, threads)
             try:
+                if on_start is not None:
+                    on_start(jobs, skipped, _worker_count(client))
+                run_id = store.start_run(suite_name, argv, environment())
                 _store_all(
                     store,
                     suite_name,
@@ -326,6 +347,14 @@ def run_bench(
                     cluster.close()
     wanted = {(cell.key, rep) for cell in cells for rep in range(repeat)}
     return [r for r in store.records(suite_name) if (r["cell_key"], r["repeat"]) in wanted]
+
+
+def _worker_count(client: Any) -> int:
+    """Cells the cluster runs at once (its worker threads); 1 if it cannot tell."""
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # a cluster that does not answer: the estimate assumes one at a time
+        return 1
 
 
 def _dask_results(

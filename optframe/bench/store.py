@@ -17,16 +17,24 @@ flight, and a rerun skips what is stored. Tables:
 
 A file that is not a SQLite database, fails SQLite's integrity check, or lacks the schema is
 reported as :class:`~optframe.errors.ResultStoreError`; it is never overwritten.
+
+One runner at a time: :meth:`ResultStore.run_lock` holds an OS lock (``flock``) on the file
+``PATH.lock`` beside the database for the whole run, so a second ``optframe bench`` on the same
+``--db`` stops at once with a message naming the database and the runner that holds it, instead
+of running every cell again and having its records dropped. The OS releases the lock when the
+runner exits, however it exits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +45,15 @@ DEFAULT_PATH = "optframe-results.sqlite"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 _SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE runs (
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     suite TEXT NOT NULL,
     started REAL NOT NULL,
     argv TEXT NOT NULL,
     environment TEXT NOT NULL
 );
-CREATE TABLE cells (
+CREATE TABLE IF NOT EXISTS cells (
     suite TEXT NOT NULL,
     cell_key TEXT NOT NULL,
     repeat INTEGER NOT NULL,
@@ -67,6 +75,25 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy scalars and arrays
         return value.tolist()
     return str(value)
+
+
+def _try_lock(handle: Any) -> bool:
+    """Take an exclusive, non-blocking OS lock on the open file ``handle``; False if held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _dumps(value: Any) -> str:
@@ -105,14 +132,14 @@ class ResultStore:
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0)
             self._db.execute("PRAGMA synchronous=FULL")
-            if existing:
-                self._check_contents()
-            else:
-                with self._db:
-                    self._db.executescript(_SCHEMA)
-                    self._db.execute(
-                        "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                    )
+            if not existing:  # another process may be creating it too: both may run this
+                self._db.executescript(
+                    "BEGIN IMMEDIATE;"
+                    + _SCHEMA
+                    + f"INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');"
+                    + "COMMIT;"
+                )
+            self._check_contents()
         except sqlite3.DatabaseError as exc:
             what = "is corrupt or half-written" if existing else "cannot be created"
             raise ResultStoreError(f"{self.path} {what} ({exc}); it was left untouched") from exc
@@ -145,6 +172,44 @@ class ResultStore:
             raise ResultStoreError(
                 f"{self.path} has schema version {found}, this optframe writes {SCHEMA_VERSION}"
             )
+
+    @property
+    def lock_path(self) -> Path:
+        """The file a runner locks for the duration of its run (``PATH.lock``)."""
+        return self.path.with_name(self.path.name + ".lock")
+
+    @contextlib.contextmanager
+    def run_lock(self, argv: Iterable[str] = ()) -> Iterator[None]:
+        """Hold the database for one runner, for the duration of the ``with`` block.
+
+        Raises
+        ------
+        ResultStoreError
+            Another process (or another store object of this one) holds it; the message names
+            the database, the holder and what to do.
+        """
+        try:
+            handle = open(self.lock_path, "a+")  # noqa: SIM115 (held across the yield)
+        except OSError as exc:
+            raise ResultStoreError(f"cannot create the lock file {self.lock_path}: {exc}") from exc
+        try:
+            if not _try_lock(handle):
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise ResultStoreError(
+                    f"{self.path} is in use by another optframe bench ({holder}). Wait for it "
+                    "to finish and run this command again (it skips the cells stored by then), "
+                    "or give this run another --db."
+                )
+            handle.seek(0)
+            handle.truncate()
+            command = " ".join(argv) or "optframe bench"
+            started = time.strftime("%Y-%m-%d %H:%M:%S")
+            handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {started}: {command}")
+            handle.flush()
+            yield
+        finally:
+            handle.close()  # closing the file releases the lock
 
     def close(self) -> None:
         """Close the connection (every write is already committed)."""

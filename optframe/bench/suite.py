@@ -26,6 +26,12 @@ A suite is a module in :mod:`optframe.bench.suites` that defines:
   keys are an error; without ``REPORT`` the report has tables but no ratios. ``run_cell`` may
   return ``history``, :func:`optframe.bench.history.history_rows` of a Result, for the
   convergence plots.
+* optionally ``KIND``: the parameter keys that make cells of one kind (default ``("problem",
+  "method")``, those present): the time left in a run is estimated per kind
+  (:mod:`optframe.bench.estimate`); and ``EXPECTED_SECONDS``: the seconds one cell of each kind
+  takes on one core, ``{"quick": {kind: seconds}, "full": {kind: seconds}}`` with ``kind`` the
+  tuple of the cell's ``KIND`` values (a missing kind: the mean of its grid's table), or instead
+  a function ``expected_seconds(cell, quick) -> float``; ``optframe bench --list`` adds them up.
 
 Cells are independent of each other, so a runner may execute them in any order or place:
 :mod:`optframe.bench.runner` runs them as Dask tasks and stores each in a
@@ -91,6 +97,42 @@ def load_suite(name: str) -> ModuleType:
     if name not in suite_names():
         raise UnknownSuite(f"no benchmark suite {name!r}; available: {suite_names()}")
     return importlib.import_module(f"optframe.bench.suites.{name}")
+
+
+DEFAULT_KIND = ("problem", "method")
+
+
+def cell_kind(suite: ModuleType, cell: Cell) -> tuple[Any, ...]:
+    """The values of the suite's ``KIND`` keys in ``cell`` (see the module docstring)."""
+    keys = getattr(suite, "KIND", DEFAULT_KIND)
+    return tuple(cell.params.get(key) for key in keys if key in cell.params)
+
+
+def expected_seconds(
+    suite: ModuleType, cell: Cell, quick: bool, time_limit: float | None = None
+) -> float | None:
+    """The seconds ``cell`` should take on one core, as the suite declares them.
+
+    From the suite's ``expected_seconds`` or ``EXPECTED_SECONDS`` (see the module docstring).
+    Capped at ``time_limit`` (default: the suite's ``CELL_TIME_LIMIT``); ``None`` if the suite
+    declares nothing.
+    """
+    function = getattr(suite, "expected_seconds", None)
+    declared = getattr(suite, "EXPECTED_SECONDS", None)
+    if function is not None:
+        seconds = function(cell, quick)
+    elif declared is None:
+        return None
+    else:
+        table = declared.get("quick" if quick else "full") or {}
+        kind = cell_kind(suite, cell)
+        seconds = table.get(kind)
+        if seconds is None and table:
+            seconds = sum(table.values()) / len(table)
+    if seconds is None:
+        return None
+    limit = time_limit if time_limit is not None else getattr(suite, "CELL_TIME_LIMIT", None)
+    return float(seconds) if limit is None else min(float(seconds), float(limit))
 
 
 def run_suite(

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 import time
 from typing import Any
 
@@ -17,7 +15,7 @@ from optframe import registry
 from optframe.compare import Comparison, compare
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import Direct, Driver
-from optframe.errors import ModelError, OptframeError
+from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.result import Result
 from optframe.solve import solve
@@ -159,144 +157,18 @@ def datasets(args: argparse.Namespace) -> int:
 def demo(args: argparse.Namespace) -> int:
     """``optframe demo``: Direct on every back-end, for LAD and weighted SVM, on bundled data."""
     from optframe.cli.demo_problems import demo_problems
+    from optframe.compare import applicable_pairs
+    from optframe.jit import compile_kernels
 
     start = time.perf_counter()
     console.print(
         f"Direct on every back-end, each solve limited to {DEMO_TIME_LIMIT:g} s; 'vs ref' is the "
         "relative difference from the reference objective."
     )
-    for title, model in demo_problems(quick=args.quick):
+    problems = list(demo_problems(quick=args.quick))
+    # numba kernels compile here, once per install, not inside a solve's time limit
+    compile_kernels(pair.driver for _, model in problems for pair in applicable_pairs(model))
+    for title, model in problems:
         console.print(compare_model(model, title, time_limit=DEMO_TIME_LIMIT))
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")
     return 0
-
-
-def _summary_text(suite_name: str, suite: Any, records: list[dict[str, Any]]) -> str:
-    from optframe.bench.suite import markdown_table
-
-    parts = [f"# optframe bench {suite_name}", "", suite.DESCRIPTION, ""]
-    parts.append(markdown_table(records, ["repeat", *suite.COLUMNS]))
-    if hasattr(suite, "summarize"):
-        parts += ["", suite.summarize(records)]
-    if getattr(suite, "PAPER", None):
-        parts += ["", "Paper's figures:", "", suite.PAPER]
-    return "\n".join(parts) + "\n"
-
-
-def _write_report(suite_name: str, records: list[dict[str, Any]], out: str) -> None:
-    from pathlib import Path
-
-    from optframe.bench.report import write_report
-
-    path = write_report(suite_name, records, Path(out))
-    console.print(f"report: {path}", highlight=False)
-
-
-def bench(args: argparse.Namespace) -> int:
-    """``optframe bench SUITE``: run a suite's pending cells, store them, print the table."""
-    from optframe.bench.runner import run_bench
-    from optframe.bench.store import ResultStore
-    from optframe.bench.suite import (
-        complete,
-        load_suite,
-        parse_filters,
-        read_records,
-        suite_names,
-    )
-
-    if args.list or not args.suite:
-        for name in suite_names():
-            console.print(f"{name}: {load_suite(name).DESCRIPTION}")
-        return 0
-    suite = load_suite(args.suite)
-    if args.records:
-        records = read_records(args.records)
-    else:
-        select = parse_filters(args.filter) if args.filter else None
-        with ResultStore(args.db) as store, _Progress(args.jsonl) as progress:
-            records = run_bench(
-                args.suite,
-                store,
-                quick=args.quick,
-                select=select,
-                repeat=args.repeat,
-                time_limit=args.time_limit,
-                scheduler=args.scheduler,
-                workers=args.workers,
-                serial=args.serial,
-                retry_failed=args.retry_failed,
-                threads=args.threads or None,
-                argv=sys.argv,
-                on_start=progress.start,
-                on_record=progress.update,
-            )
-    complete(suite, records)
-    console.print(_summary_text(args.suite, suite, records), markup=False, highlight=False)
-    if args.report:
-        _write_report(args.suite, records, args.report)
-    failed = [r for r in records if r.get("status") == "failed"]
-    return 1 if failed else 0
-
-
-def report(args: argparse.Namespace) -> int:
-    """``optframe report SUITE``: the suite's report from the results database (or records)."""
-    from optframe.bench.store import ResultStore
-    from optframe.bench.suite import load_suite, read_records
-
-    load_suite(args.suite)  # an unknown suite is an error before the database is opened
-    if args.records:
-        records = read_records(args.records)
-    else:
-        with ResultStore(args.db) as store:
-            records = store.records(args.suite)
-    if not records:
-        raise OptframeError(f"no records of suite {args.suite!r} in {args.db}")
-    _write_report(args.suite, records, args.out)
-    return 0
-
-
-class _Progress:
-    """Cells done, failed and remaining, with an estimate of the time left (rich)."""
-
-    def __init__(self, jsonl: str | None = None) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("failed {task.fields[failed]}"),
-            TimeElapsedColumn(),
-            TextColumn("left"),
-            TimeRemainingColumn(),
-            console=console,
-        )
-        self.task: Any = None
-        self.jsonl = jsonl
-
-    def __enter__(self) -> _Progress:
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
-
-    def start(self, pending: int, done: int) -> None:
-        if done:
-            console.print(f"{done} cells already in the database: skipped", highlight=False)
-        self.task = self.bar.add_task("cells", total=pending, failed=0)
-
-    def update(self, job: Any, record: dict[str, Any], done: int, failed: int, total: int) -> None:
-        if self.jsonl:  # as soon as the cell is stored, so a killed run keeps it here too
-            with open(self.jsonl, "a") as handle:
-                handle.write(json.dumps(record, default=str) + "\n")
-        status = record.get("status")
-        console.print(f"[{done}/{total}] {job.label}: {status}", markup=False, highlight=False)
-        self.bar.update(self.task, completed=done, failed=failed)

@@ -62,7 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a benchmark suite on a Dask cluster, storing every cell in a SQLite database",
     )
     bench.add_argument("suite", help="suite name (optframe bench --list shows them)", nargs="?")
-    bench.add_argument("--list", action="store_true", help="list the suites")
+    bench.add_argument(
+        "--list",
+        action="store_true",
+        help="list the suites with their cell counts and expected times (quick and full)",
+    )
     bench.add_argument("--quick", action="store_true", help="the suite's small grid")
     bench.add_argument(
         "--filter",
@@ -135,16 +139,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    from optframe.cli import commands
+    args.argv = argv
+    from optframe.cli import bench, commands
+    from optframe.jit import announce
+
+    announce()  # the one line the command line prints unasked: numba compiling its kernels
 
     handler = {
         "demo": commands.demo,
         "solve": commands.solve_one,
         "compare": commands.compare_command,
         "datasets": commands.datasets,
-        "bench": commands.bench,
-        "report": commands.report,
+        "bench": bench.bench,
+        "report": bench.report,
     }[args.command]
     try:
         return handler(args)

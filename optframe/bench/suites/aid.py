@@ -17,7 +17,8 @@ its 168 cells per variant take about 5.6 hours serially: run them with ``--worke
 (the store resumes a stopped run). "AID1"/"AID5" aggregate every group at r0, labeled rows
 included, as the paper's rate reads (with l = 100 that is one centroid per class);
 "AID1+"/"AID5+" keep the labeled rows as single samples (``singletons=True``, the driver's
-default; notes/aid.md item 4).
+default; notes/aid.md item 4). The quick grid runs digit1's first split with a 10 s limit per
+cell (its ``time_limit`` parameter): AID5 then stops after two or three iterations.
 
 SVM cells compare AID (inner: Direct on Clarabel) with Direct on Clarabel and with scikit-learn's
 ``SVC(kernel="linear")`` (libsvm) and ``LinearSVC(loss="hinge")`` (liblinear), all with the same C
@@ -67,8 +68,47 @@ SVM_METHODS = ("aid", "direct clarabel", "sklearn SVC", "sklearn LinearSVC")
 S3VM_SETS = ("digit1", "usps_ssl", "bci", "g241c", "g241d", "text", "coil2")
 S3VM_BALANCE = {"usps_ssl": "cost", "bci": "cost"}  # Table 8; the others use the constraint
 S3VM_TIME_LIMIT = 120.0
+# The quick grid's S3VM cells (digit1, split 0) stop AID5 after this many seconds (a cell
+# parameter, so they never mix with the full grid's cells in a database).
+S3VM_QUICK_TIME_LIMIT = 10.0
 # AID5 runs up to its time limit on most sets (about 2 minutes a cell).
 AID5_SPLITS = 12
+
+# The time left in a run is estimated per (problem, method); seconds of one cell on one core:
+# the full grid's mean per kind (docs/results/generated/aid.md), the quick grid's as measured.
+KIND = ("problem", "method")
+EXPECTED_SECONDS = {
+    "full": {
+        ("lad", "aid"): 360.0,
+        ("lad", "aid cold"): 120.0,
+        ("lad", "direct dual simplex"): 130.0,
+        ("lad", "direct dual ipm"): 170.0,
+        ("lad", "direct primal ipm"): 250.0,
+        ("svm", "aid"): 35.0,
+        ("svm", "direct clarabel"): 70.0,
+        ("svm", "sklearn SVC"): 500.0,
+        ("svm", "sklearn LinearSVC"): 200.0,
+        ("s3vm", "AID1"): 3.0,
+        ("s3vm", "AID1+"): 31.0,
+        ("s3vm", "AID5"): S3VM_TIME_LIMIT,
+        ("s3vm", "AID5+"): S3VM_TIME_LIMIT,
+    },
+    "quick": {
+        ("lad", "aid"): 0.5,
+        ("lad", "aid cold"): 0.3,
+        ("lad", "direct dual simplex"): 0.5,
+        ("lad", "direct dual ipm"): 0.3,
+        ("lad", "direct primal ipm"): 1.0,
+        ("svm", "aid"): 0.3,
+        ("svm", "direct clarabel"): 0.3,
+        ("svm", "sklearn SVC"): 1.2,
+        ("svm", "sklearn LinearSVC"): 0.1,
+        ("s3vm", "AID1"): 1.0,
+        ("s3vm", "AID1+"): 4.0,
+        ("s3vm", "AID5"): S3VM_QUICK_TIME_LIMIT + 1.0,
+        ("s3vm", "AID5+"): S3VM_QUICK_TIME_LIMIT + 1.0,
+    },
+}
 
 PAPER = """Table 2 (LAD Set A, AID vs quantreg fn, seconds): n=200k m=10: 50 vs 1 (rho 34.6);
 m=100: 84 vs 22 (rho 3.83); n=400k m=100: 163 vs 44 (rho 3.68); m=500: 904 vs 904 (rho 1).
@@ -110,18 +150,10 @@ def cells(quick: bool) -> list[Cell]:
                 methods = ("AID1", "AID1+")
                 if split < AID5_SPLITS:
                     methods += ("AID5", "AID5+")
-                grid += [
-                    Cell(
-                        {
-                            "problem": "s3vm",
-                            "data": name,
-                            "labeled": labeled,
-                            "split": split,
-                            "method": method,
-                        }
-                    )
-                    for method in methods
-                ]
+                params = {"problem": "s3vm", "data": name, "labeled": labeled, "split": split}
+                if quick:
+                    params["time_limit"] = S3VM_QUICK_TIME_LIMIT
+                grid += [Cell(params | {"method": method}) for method in methods]
     return grid
 
 
@@ -184,11 +216,7 @@ def _svm(cell: Cell, data: Any) -> dict[str, Any]:
             estimator = SVC(kernel="linear", C=C_SVM, tol=1e-3, cache_size=2000)
         else:
             estimator = LinearSVC(loss="hinge", C=C_SVM, dual=True, tol=1e-4, max_iter=100_000)
-        X = data.X
-        if sp.issparse(X):  # scikit-learn's libsvm/liblinear wrappers take 32-bit indices only
-            X = sp.csr_matrix(X)
-            X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
-        estimator.fit(X, data.y)
+        estimator.fit(data.X, data.y)  # a Dataset's sparse X has the 32-bit indices they take
         seconds = time.perf_counter() - start
         coef = estimator.coef_.toarray() if sp.issparse(estimator.coef_) else estimator.coef_
         solution = {"w": np.ravel(coef), "intercept": np.ravel(estimator.intercept_)}
@@ -227,7 +255,7 @@ def _s3vm(cell: Cell) -> dict[str, Any]:
         model,
         driver=AggregateDisaggregate(r0=0.01, singletons=singletons),
         max_iter=iterations,
-        time_limit=S3VM_TIME_LIMIT,
+        time_limit=cell.params.get("time_limit", S3VM_TIME_LIMIT),
         threads=1,
     )
     seconds = time.perf_counter() - start

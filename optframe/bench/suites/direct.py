@@ -52,6 +52,20 @@ SIZES = (10_000, 100_000, 200_000)
 QUICK_SIZES = (2_000,)
 PATHS = ("highspy by hand", "matrix:highs", "cvxpy:highs", "pyomo:highs")
 HIGHS_SOLVER = "ipm"
+# Seconds of one cell on one core (docs/results/direct.md; quick: measured), per (n, form, path).
+KIND = ("n", "form", "path")
+_SECONDS = {
+    ("primal", "highspy by hand"): (0.8, 6.0, 180.0, 1230.0),
+    ("primal", "matrix:highs"): (0.7, 6.0, 180.0, 600.0),
+    ("primal", "cvxpy:highs"): (1.7, 7.0, 190.0, 480.0),
+    ("primal", "pyomo:highs"): (2.6, 11.0, 470.0, 590.0),
+    ("dual", "highspy by hand"): (0.3, 1.4, 60.0, 55.0),
+    ("dual", "matrix:highs"): (0.3, 1.4, 75.0, 55.0),
+}
+EXPECTED_SECONDS = {
+    "quick": {(n, *key): v[0] for key, v in _SECONDS.items() for n in QUICK_SIZES},
+    "full": {(n, *key): v[1 + k] for key, v in _SECONDS.items() for k, n in enumerate(SIZES)},
+}
 
 
 def cells(quick: bool) -> list[Cell]:

@@ -114,6 +114,40 @@ PAPER_SPEEDUP_SNSV = {("ijcnn1", "ssnsv"): 2.31, ("ijcnn1", "essnsv"): 3.01,
                       ("skin", "ssnsv"): 7.60, ("skin", "essnsv"): 10.72}  # fmt: skip
 TOL = 1e-6
 
+# Seconds of one cell (a whole path) on one core, per (problem, method): the full grid's mean
+# over its data sets (docs/results/generated/dvi.md), the quick grid's as measured.
+KIND = ("problem", "method")
+EXPECTED_SECONDS = {
+    "full": {
+        ("svm", "none"): 11.0,
+        ("svm", "dvi"): 5.0,
+        ("svm", "ssnsv"): 15.0,
+        ("svm", "essnsv"): 15.0,
+        ("svm", "none:clarabel"): 15.0,
+        ("svm", "dvi:clarabel"): 2.0,
+        ("svm", "none@noshrink"): 110.0,
+        ("svm", "dvi@noshrink"): 20.0,
+        ("lad", "none"): 6.0,
+        ("lad", "dvi"): 3.0,
+        ("lad", "none:clarabel"): 40.0,
+        ("lad", "dvi:clarabel"): 8.0,
+        ("lad", "none@noshrink"): 135.0,
+        ("lad", "dvi@noshrink"): 60.0,
+    },
+    "quick": {
+        ("svm", "none"): 0.8,
+        ("svm", "dvi"): 0.5,
+        ("svm", "ssnsv"): 0.1,
+        ("svm", "essnsv"): 0.1,
+        ("svm", "none:clarabel"): 0.6,
+        ("svm", "dvi:clarabel"): 0.2,
+        ("svm", "none@noshrink"): 0.2,
+        ("svm", "dvi@noshrink"): 0.1,
+        ("lad", "none"): 0.3,
+        ("lad", "dvi"): 0.3,
+    },
+}
+
 PAPER = """Paper (Wang, Wonka, Ye), seconds over 100 C values in [0.01, 10], speed-up =
 Solver / (Solver + rule, Init. included):
   Table 1 (SVM, DVI_s): Toy1 11.83 -> 0.20 (59.15x), Toy2 13.68 -> 0.52 (26.31x),

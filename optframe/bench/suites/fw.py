@@ -140,6 +140,41 @@ def _paper_text() -> str:
 
 PAPER = _paper_text()
 
+# The time left in a run is estimated per (dataset, method). Seconds of one cell on one core:
+# quick, as measured; full, the mean over the methods of each data set (CVM dominates the
+# small adult sets; docs/results/frank_wolfe.md), loading and scaling included.
+KIND = ("dataset", "method")
+_QUICK_SECONDS = {
+    ("a1a", "fw"): 23.0,
+    ("a1a", "mfw"): 23.0,
+    ("a1a", "cvm"): 7.5,
+    ("usps", "mfw"): 1.0,
+    ("usps", "mfw_shrink"): 2.0,
+    ("usps", "pfw"): 3.0,
+    ("usps", "pfw_shrink"): 1.2,
+}
+_FULL_SECONDS = {
+    "a1a": 1.0,
+    "a5a": 10.0,
+    "a8a": 90.0,
+    "a9a": 60.0,
+    "w8a": 10.0,
+    "ijcnn1": 15.0,
+    "usps": 3.0,
+    "letter": 10.0,
+    "shuttle": 6.0,
+    "reuters": 4.0,
+    "skin_nonskin": 25.0,
+    "kddcup": 60.0,
+}
+
+
+def expected_seconds(cell: Cell, quick: bool) -> float:
+    """Seconds one cell takes on one core (see ``KIND``)."""
+    if quick:
+        return _QUICK_SECONDS.get((cell["dataset"], cell["method"]), 0.5)
+    return _FULL_SECONDS.get(cell["dataset"], 30.0)
+
 
 def _seeds(quick: bool) -> int:
     return 1 if quick else int(os.environ.get("OPTFRAME_FW_SEEDS", "5"))

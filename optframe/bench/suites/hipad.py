@@ -75,6 +75,37 @@ ADMM_TOL = 1e-7
 TIME_LIMIT = 300.0
 ADMM_TIME_LIMIT = 120.0  # ADMM stopped here reports TIME_LIMIT: its ratio is then a lower bound
 
+# The time left in a run is estimated per (dataset, method). Seconds of one cell on one core:
+# quick, as measured; full, per method (docs/results/hipad.md), ten times more on ksvm-s-50k.
+KIND = ("dataset", "method")
+_QUICK_SECONDS = {
+    ("colon-cancer", "direct"): 3.0,
+    ("colon-cancer", "hipad"): 2.6,
+    ("colon-cancer", "admm"): 3.0,
+    ("ksvm-s-10k", "direct"): 4.2,
+    ("ksvm-s-10k", "direct-ensvm"): 3.1,
+    ("ksvm-s-10k", "hipad"): 2.3,
+    ("ksvm-s-10k", "admm"): 42.0,
+    ("ksvm-s-10k", "svc"): 1.6,
+}
+_FULL_SECONDS = {
+    "direct": 5.0,
+    "direct-ensvm": 5.0,
+    "hipad": 3.0,
+    "admm": 25.0,
+    "linearsvc": 1.0,
+    "svc": 1.5,
+}
+
+
+def expected_seconds(cell: Cell, quick: bool) -> float:
+    """Seconds one cell takes on one core (see ``KIND``)."""
+    if quick:
+        return _QUICK_SECONDS.get((cell["dataset"], cell["method"]), 0.5)
+    scale = 10.0 if cell["dataset"] == "ksvm-s-50k" else 1.0
+    return min(scale * _FULL_SECONDS.get(cell["method"], 5.0), TIME_LIMIT)
+
+
 PAPER = """Table 1 (HIPAD acc / support / CPU s | ADMM-ENSVM acc / support / CPU s | LIBSVM acc):
 rcv1 86.9/2037/1.18 | 86.8/7002/1.10 | 86.1;  real-sim 94.0/2334/0.79 | 93.9/2307/0.31 | 93.4
 gisette 94.7/498/8.96 | 63.1/493/45.87 | 93.4;  duke 90/168/1.56 | 90/150/5.52 | 80
