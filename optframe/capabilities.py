@@ -20,6 +20,30 @@ if TYPE_CHECKING:
 
 
 @runtime_checkable
+class CertifiedBound(Protocol):
+    r"""A lower bound the model proves from any solution: the certificate of every result.
+
+    :meth:`dual_bound` builds a point of the model's dual feasible set from ``solution`` (the
+    solver's dual variables when the solution has them, else the loss's subgradient at the
+    primal point), repairs it into the dual's constraints exactly (a projection onto equality
+    rows, a scaling into a box, a clip), and returns the dual objective there. Weak duality makes
+    the value a lower bound on the optimum whatever produced the solution, exact or not: a
+    solver's error can loosen the bound, never invalidate it. :meth:`objective_floor` is the
+    magnitude below which optimal values count as zero (0 when the optimum is never 0).
+    :func:`optframe.certificate.certify` reads both; every model in :mod:`optframe.models` but
+    the mixed-integer S3VM (which keeps its solver's branch-and-bound bound) offers them.
+    """
+
+    def dual_bound(self, solution: Solution) -> float | None:
+        """A proven lower bound on the optimal value, from ``solution``."""
+        ...
+
+    def objective_floor(self) -> float:
+        """The magnitude floor of the gap's scale."""
+        ...
+
+
+@runtime_checkable
 class PiecewiseLinearSampleLoss(Protocol):
     r"""A sample-separable model whose per-sample loss is piecewise linear.
 

@@ -274,7 +274,7 @@ class Model(abc.ABC):
         """A lower bound on the optimal value, proven from ``solution`` (the certificate).
 
         A model builds a dual-feasible point from any solution, exact or not, primal or dual
-        (see :class:`~optframe.capabilities.CertifiedBound`), and returns its dual objective:
+        (see :class:`~optframe.capabilities.CertifiedBound`) and returns its dual objective:
         weak duality makes it valid whatever produced the solution. The base class offers none,
         so a model without this method is never reported ``OPTIMAL``.
         """

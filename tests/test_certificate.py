@@ -290,3 +290,11 @@ def test_lad_with_huge_weights_is_an_error_not_infeasible():
     for backend in ("highs", "clarabel", "osqp", "scip"):
         result = of.solve(model, backend=backend, time_limit=20)
         assert result.status not in (of.Status.INFEASIBLE, of.Status.UNBOUNDED), backend
+
+
+def test_every_continuous_model_offers_a_certified_bound():
+    for name, cls in registry.models().items():
+        if cls.problem_class.is_integer:
+            continue
+        assert cls.dual_bound is not Model.dual_bound, f"{name} offers no dual bound"
+        assert issubclass(cls, of.capabilities.CertifiedBound), name
