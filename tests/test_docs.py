@@ -348,3 +348,23 @@ def test_tutorial_model_is_the_example():
     model = example.split("# --8<-- [start:model]\n", 1)[1].split("# --8<-- [end:model]", 1)[0]
     blocks = [code for language, code in FENCE.findall(_text("tutorial-own-model.md"))]
     assert model.strip() in [block.strip() for block in blocks]
+
+
+# The docs describe the project as it is: no account of the order in which it was built ("in
+# session 3", "round 2", "issue 5"), and no path outside the repository (a record under someone's
+# /work/runs/ is not there for a reader; the commands that write records say where they go).
+HISTORY = re.compile(
+    r"\bsessions?\b|\brounds? (?:\d+|one|two|three|four|five)\b"
+    r"|\b(?:this|last|previous|earlier|next|first|second|third) round\b|\bissues? #?\d+\b",
+    re.I,
+)
+OUTSIDE = re.compile(r"(?<![\w.~:/\])-])/(?:work|tmp|home|root|mnt|opt|srv|var|usr|Users)/\S*")
+
+
+@pytest.mark.parametrize("path", ["README.md", *(f"docs/{page}" for page in ALL_PAGES)])
+def test_docs_speak_of_the_project_as_it_is(path):
+    lines = (REPO / path).read_text().splitlines()
+    history = [f"{path}:{i}: {line}" for i, line in enumerate(lines, 1) if HISTORY.search(line)]
+    outside = [f"{path}:{i}: {line}" for i, line in enumerate(lines, 1) if OUTSIDE.search(line)]
+    assert not history, "\n".join(history)
+    assert not outside, "\n".join(outside)
