@@ -193,6 +193,8 @@ document.fonts.ready.then(() => {
     windowWidth: window.innerWidth,
     tables: [...document.querySelectorAll("table")].map(
       (t) => box(t).right <= box(column).right + 1),
+    code_boxes: [...document.querySelectorAll("pre")].map(
+      (p) => p.scrollWidth <= p.clientWidth || getComputedStyle(p).overflowX === "auto"),
     resources: performance.getEntriesByType("resource").map((r) => [r.name, r.responseStatus]),
   });
 });
@@ -264,6 +266,7 @@ def test_browser_shows_the_page_offline(browser, page):
         assert look["keywordColour"] != look["codeColour"]  # Pygments' colours reached the page
     assert look["pageWidth"] <= look["windowWidth"]  # nothing runs past the window...
     assert all(look["tables"])  # ...and every table stays in the text column (it may scroll)
+    assert all(look["code_boxes"])  # a long line of code scrolls inside its box
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if "```python" in _text(p)])
