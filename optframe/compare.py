@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,19 +65,35 @@ def applicable_pairs(model: Model) -> Iterator[Pair]:
                 yield Pair(driver, "auto")
 
 
-def compare(model: Model, **options: Any) -> tuple[Result, list[Comparison]]:
+Progress = Callable[[int, int, str], None]
+
+
+def compare(
+    model: Model, *, progress: Progress | None = None, **options: Any
+) -> tuple[Result, list[Comparison]]:
     """Solve ``model`` with the reference (Direct, default back-end) and with every pair.
 
     ``options`` go to :func:`optframe.solve` for every run. A pair whose model/back-end combination
     is refused (for example a formulation too large to build) is reported with the reason.
+    ``progress(done, total, label)`` is called before each solve, the reference first (label
+    ``"reference"``), then each pair (``"driver back-end"``), and once at the end with
+    ``done == total``.
     """
+    pairs = list(applicable_pairs(model))
+    total = len(pairs) + 1
+    if progress is not None:
+        progress(0, total, "reference")
     reference = solve(model, **options)
     runs = []
-    for pair in applicable_pairs(model):
+    for index, pair in enumerate(pairs, start=1):
+        if progress is not None:
+            progress(index, total, f"{pair.label} {pair.backend}")
         try:
             result = solve(model, driver=pair.driver, backend=pair.backend, **options)
         except OptframeError as exc:
             runs.append(Comparison(pair, None, f"{type(exc).__name__}: {exc}"))
             continue
         runs.append(Comparison(pair, result))
+    if progress is not None:
+        progress(total, total, "done")
     return reference, runs

@@ -1,11 +1,21 @@
 """The command line: each sub-command runs and says what it should; bad input gives exit code 2."""
 
+import io
+import json
+import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from rich.console import Console
 
+from optframe.cli import commands, progress
 from optframe.cli.main import main
+from optframe.cli.tables import Row, comparison_table
+from optframe.compare import Comparison, Pair
+from optframe.drivers import Direct
+from optframe.result import Result, Status
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -31,17 +41,20 @@ def test_demo_quick_prints_every_backend_table():
     assert len(clarabel_rows) == 8
     assert all(" optimal " in line for line in clarabel_rows)
     # AID runs on both models and proves optimality.
-    aid_rows = [line for line in rows if line.startswith("│ aid ")]
+    aid_rows = [line for line in rows if line.split()[:1] == ["aid"]]
     assert len(aid_rows) == 2
     assert all(" optimal " in line for line in aid_rows)
 
 
-def test_solve_prints_summary_and_solution(capsys):
+def test_solve_prints_summary_and_the_figures_of_a_regression(capsys):
     code = main(["solve", "LADRegression", "--data", "cpusmall", "--rows", "300", "--form", "dual"])
     out = capsys.readouterr().out
     assert code == 0
     assert "optimal" in out
-    assert "beta =" in out
+    assert "residual norm" in out
+    assert "mean absolute residual" in out
+    assert "non-zeros of beta:" in out
+    assert "[" not in out  # no slice of a solution vector
 
 
 def test_compare_covers_every_layer(capsys):
@@ -126,3 +139,125 @@ def test_bench_filter_jsonl_and_records(tmp_path):
 def test_bad_input_exits_with_code_2_and_a_message(capsys, argv, message):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_solve_prints_the_figures_of_a_classifier(capsys):
+    argv = ["solve", "WeightedSVM", "--data", "a1a", "--rows", "200", "--param", "C=0.5"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "training accuracy" in out
+    assert "support vectors" in out
+    assert "non-zeros of w:" in out
+
+
+def test_solve_json_to_a_file(tmp_path, capsys):
+    path = tmp_path / "result.json"
+    argv = ["solve", "WeightedSVM", "--data", "a1a", "--rows", "150", "--json", "--out", str(path)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == ""
+    (line,) = path.read_text().splitlines()
+    record = json.loads(line)
+    assert set(record) == {"status", "objective", "bound", "gap", "iterations", "timings",
+                           "stats", "model", "driver", "backend"}  # fmt: skip
+    assert record["status"] == "optimal"
+    assert record["model"] == "WeightedSVM"
+    assert {"build", "solve", "total"} <= set(record["timings"])
+    assert not any(isinstance(v, list) for v in record["stats"].values())
+
+
+def test_compare_json_has_one_record_per_result_and_progress_on_stderr(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "PROGRESS_AFTER", 0.0)
+    argv = ["compare", "LADRegression", "--data", "cpusmall", "--rows", "150", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    reference, runs = records[0], records[1:]
+    assert reference["pair"] == "reference"
+    assert reference["status"] == "optimal"
+    assert len(runs) >= 10
+    assert {"direct:dual matrix:highs", "aid auto"} <= {r["pair"] for r in runs}
+    assert all("objective" in r and "vs_ref" in r for r in runs if r["status"] != "refused")
+    assert "compare LADRegression: 1/" in captured.err
+
+
+def _rendered(rows, width):
+    out = Console(width=width, record=True, file=io.StringIO())
+    out.print(comparison_table("title", rows, out))
+    return out.export_text()
+
+
+def _rows():
+    numbers = ("1633.1871", "1633.1871", "2.8e-08", "7.3e-10", "1.387", "1.430")
+    return [
+        Row("direct:primal", "matrix:clarabel", "optimal", numbers),
+        Row("admm_then_ipm", "cvxpy:clarabel", "iteration_limit", numbers, "ADMM: max steps"),
+        Row("direct:dual", "pyomo:highs", "error", numbers, "Clarabel: InsufficientProgress"),
+    ]
+
+
+def test_tables_at_120_columns_keep_every_name_whole():
+    text = _rendered(_rows(), 120)
+    for name in ("direct:primal", "admm_then_ipm", "matrix:clarabel", "cvxpy:clarabel",
+                 "pyomo:highs", "iteration_limit", "1633.1871", "1.430"):  # fmt: skip
+        assert name in text
+    assert "…" not in text
+    assert "Clarabel:" in text  # the solver's words for the rows that are not optimal
+
+
+def test_narrow_tables_abbreviate_with_a_legend():
+    text = _rendered(_rows(), 96)
+    assert "…" not in text
+    assert "mx:clarabel" in text
+    assert "iter_lim" in text
+    assert "mx = matrix" in text
+    assert "iter_lim = iteration_limit" in text
+    assert "admm_then_ipm" in text
+    assert "Clarabel: InsufficientProgress" in text  # under the table when the column has no room
+
+
+def _failed_result(*args, **kwargs):
+    return Result(Status.ERROR, math.nan, None, {}, model="LADRegression", driver="direct",
+                  backend="matrix:clarabel",
+                  stats={"solver_status": "Clarabel: InsufficientProgress"})  # fmt: skip
+
+
+def test_solve_and_compare_show_the_solvers_reason_for_a_failure(capsys, monkeypatch):
+    monkeypatch.setattr(commands, "solve", _failed_result)
+    argv = ["solve", "LADRegression", "--data", "cpusmall", "--rows", "100"]
+    assert main([*argv, "--backend", "clarabel"]) == 1
+    assert "solver says: Clarabel: InsufficientProgress" in capsys.readouterr().out
+    reference = Result(Status.OPTIMAL, 1.0, 1.0, {"beta": np.ones(1)}, backend="matrix:highs")
+    failed = Comparison(Pair(Direct(form="dual"), "matrix:clarabel"), _failed_result())
+    monkeypatch.setattr(commands, "compare", lambda model, **_: (reference, [failed]))
+    assert main(["compare", "LADRegression", "--data", "cpusmall", "--rows", "100"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "error" in line)
+    assert "matrix:clarabel" in row
+    assert "Clarabel: InsufficientProgress" in row
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["solve", "WeightedSVM", "--data", "a1a", "--param", "c=1"],
+         "has no parameter 'c'. Did you mean 'C'? Its parameters: C, kernel"),
+        (["solve", "WeightedSVN", "--data", "a1a"], "Did you mean 'WeightedSVM'"),
+        (["solve", "WeightedSVM", "--data", "a1a", "--driver", "smx"], "Did you mean 'smo'?"),
+        (["solve", "WeightedSVM", "--data", "a1a", "--backend", "clarabl"],
+         "Did you mean 'clarabel'?"),
+        (["solve", "WeightedSVM", "--data", "a1b"], "Run `optframe datasets`"),
+        (["solve", "WeightedSVM", "--data", "a1a", "--split", "val"], "optframe datasets"),
+    ],
+    ids=["param", "model", "driver", "backend", "data", "split"],
+)  # fmt: skip
+def test_names_get_suggestions(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_names_are_matched_whatever_their_case(capsys):
+    argv = ["solve", "ladregression", "--data", "CPUSMALL", "--rows", "100", "--driver", "AID",
+            "--backend", "HiGHS", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["model"], record["driver"]) == ("LADRegression", "aid")
+    assert record["status"] == "optimal"

@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
-from optframe import registry
-from optframe.compare import Comparison, compare
+from optframe.cli import names
+from optframe.cli.output import figures, json_line, result_record
+from optframe.cli.progress import DelayedProgress
+from optframe.cli.tables import comparison_table, row_of, solver_words
+from optframe.compare import compare
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import Direct, Driver
-from optframe.errors import ModelError
+from optframe.errors import DataError, ModelError, OptframeError
 from optframe.model import Model
-from optframe.result import Result
 from optframe.solve import solve
 
 # Tables stay readable when the output is a file or a pipe (rich would assume 80 columns).
-console = Console(width=None if Console().is_terminal else 160)
+FILE_WIDTH = 160
+console = Console(width=None if Console().is_terminal else FILE_WIDTH)
 DEMO_TIME_LIMIT = 20.0
 
 
@@ -48,88 +52,103 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def _make_model(name: str, data: Dataset, params: dict[str, Any]) -> Model:
-    known = registry.models()
-    if name not in known:
-        raise ModelError(f"unknown model {name!r}; known models: {sorted(known)}")
+    cls = names.model_class(name)
+    names.check_parameters(cls, params)
     try:
-        return known[name](data, **params)
+        return cls(data, **params)
     except TypeError as exc:
-        raise ModelError(f"bad parameters for {name}: {exc}") from None
+        raise ModelError(f"bad parameters for {cls.__name__}: {exc}") from None
 
 
 def _problem(args: argparse.Namespace) -> Model:
-    data = load_dataset(args.data, split=args.split)
+    cls = names.model_class(args.model)  # a misspelt model fails before the data is read
+    names.check_parameters(cls, _parse_params(args.param))
+    try:
+        data = load_dataset(args.data, split=args.split)
+    except DataError as exc:
+        raise names.data_error(exc) from None
     if args.rows is not None:
         data = data.subset(np.arange(min(args.rows, data.n_samples)))
-    return _make_model(args.model, data, _parse_params(args.param))
+    return _make_model(cls.__name__, data, _parse_params(args.param))
 
 
-def _row(run: Comparison, reference: Result) -> list[str]:
-    result = run.result
-    assert result is not None
-    difference = run.difference(reference)
-    objective = f"{result.objective:.8g}" if result.has_solution else "—"
-    bound = "—" if result.bound is None else f"{result.bound:.8g}"
-    gap = f"{result.gap:.1e}" if math.isfinite(result.gap) else "—"
-    return [
-        run.pair.label,
-        result.backend,
-        result.status.value,
-        objective,
-        bound,
-        gap,
-        f"{difference:.1e}" if math.isfinite(difference) else "—",
-        f"{result.timings.build:.3f}",
-        f"{result.timings.solve:.3f}",
-        f"{result.timings.total:.3f}",
-    ]
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[Console]:
+    """The console to print to: the terminal, or the file ``--out`` names."""
+    if path is None:
+        yield console
+        return
+    try:
+        handle = open(path, "w")  # noqa: SIM115 (closed below, after the yield)
+    except OSError as exc:
+        raise OptframeError(f"cannot write --out {path}: {exc.strerror or exc}") from exc
+    with handle:
+        yield Console(file=handle, width=FILE_WIDTH, color_system=None)
 
 
-def _comparison_table(title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("driver", "back-end", "status", "objective", "bound", "gap"):
-        table.add_column(column, justify="left" if column in ("driver", "back-end") else "right")
-    for column in ("vs ref", "build s", "solve s", "total s"):
-        table.add_column(column, justify="right")
-    return table
+def _emit(out: Console, text: str) -> None:
+    out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def compare_model(model: Model, title: str, **options: Any) -> Table:
+def compare_model(
+    model: Model, title: str, out: Console | None = None, **options: Any
+) -> RenderableType:
     """Solve ``model`` with every applicable pair and return the comparison table.
 
     The reference is Direct on the default back-end of the model's problem class; "vs ref" is
-    ``|objective - reference| / max(1, |reference|)``.
+    ``|objective - reference| / max(1, |reference|)``. A run that is not optimal shows the
+    solver's own words (``stats["solver_status"]``) in the last column.
     """
-    reference, runs = compare(model, **options)
-    table = _comparison_table(f"{title} — reference: {reference.backend}, {reference.status.value}")
-    for run in runs:
-        if run.result is None:
-            table.add_row(run.pair.label, run.pair.backend, f"refused: {run.refusal}", *[""] * 7)
-        else:
-            table.add_row(*_row(run, reference))
-    return table
+    out = out or console
+    with DelayedProgress(f"compare {model.name}") as progress:
+        reference, runs = compare(model, progress=progress, **options)
+    status = reference.status.value
+    words = solver_words(reference)
+    heading = f"{title} — reference: {reference.backend}, {status}"
+    heading += f" ({words})" if words else ""
+    return comparison_table(heading, [row_of(run, reference) for run in runs], out)
 
 
 def solve_one(args: argparse.Namespace) -> int:
-    """``optframe solve``: one model, one driver, one back-end."""
+    """``optframe solve``: one model, one driver, one back-end; a summary or a JSON record."""
     model = _problem(args)
-    driver: Driver | str = Direct(form=args.form) if args.driver == "direct" else args.driver
-    result = solve(
-        model, driver=driver, backend=args.backend, time_limit=args.time_limit, tol=args.tol
-    )
-    console.print(result.summary())
-    for name, value in result.solution.items():
-        shown = np.array2string(np.asarray(value)[:8], precision=5, separator=", ")
-        more = f" ... ({len(value)} values)" if np.size(value) > 8 else ""
-        console.print(f"  {name} = {shown}{more}")
+    name = names.driver_class(args.driver).name
+    driver: Driver | str = Direct(form=args.form) if name == Direct.name else name
+    backend = names.backend_name(args.backend)
+    result = solve(model, driver=driver, backend=backend, time_limit=args.time_limit, tol=args.tol)
+    with _output(args.out) as out:
+        if args.json:
+            _emit(out, json_line(result_record(result)))
+        else:
+            _emit(out, result.summary())
+            words = solver_words(result)
+            if words:
+                _emit(out, f"  solver says: {words}")
+            for line in figures(model, result):
+                _emit(out, f"  {line}")
     return 0 if result.status.is_success else 1
 
 
 def compare_command(args: argparse.Namespace) -> int:
     """``optframe compare``: every applicable driver x back-end pair on one model."""
     model = _problem(args)
-    title = f"{model.name} on {args.data} (n={model.data.n_samples}, m={model.data.n_features})"
-    console.print(compare_model(model, title, time_limit=args.time_limit, tol=args.tol))
+    options = {"time_limit": args.time_limit, "tol": args.tol}
+    with _output(args.out) as out:
+        if args.json:
+            with DelayedProgress(f"compare {model.name}") as progress:
+                reference, runs = compare(model, progress=progress, **options)
+            _emit(out, json_line(result_record(reference, pair="reference")))
+            for run in runs:
+                extra = {"pair": f"{run.pair.label} {run.pair.backend}"}
+                if run.result is None:
+                    _emit(out, json_line(extra | {"status": "refused", "reason": run.refusal}))
+                else:
+                    extra["vs_ref"] = run.difference(reference)
+                    _emit(out, json_line(result_record(run.result, **extra)))
+        else:
+            data = model.data
+            title = f"{model.name} on {args.data} (n={data.n_samples}, m={data.n_features})"
+            out.print(compare_model(model, title, out, **options))
     return 0
 
 

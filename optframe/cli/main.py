@@ -20,8 +20,10 @@ DEFAULT_DB = "optframe-results.sqlite"
 
 
 def _add_problem_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="model class, e.g. LADRegression or WeightedSVM")
-    parser.add_argument("--data", required=True, help="data set name (see `optframe datasets`)")
+    parser.add_argument("model", help="model class, e.g. LADRegression or WeightedSVM (any case)")
+    parser.add_argument(
+        "--data", required=True, help="data set name, any case (see `optframe datasets`)"
+    )
     parser.add_argument("--split", default="train", help="data split (default: train)")
     parser.add_argument(
         "--param",
@@ -33,6 +35,13 @@ def _add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, help="use only the first ROWS samples")
     parser.add_argument("--time-limit", type=float, help="seconds per solve")
     parser.add_argument("--tol", type=float, help="optimality tolerance")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON record per result (status, objective, bound, gap, iterations, timings, "
+        "stats, model, driver, backend) instead of the table",
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the output to FILE")
 
 
 def build_parser() -> argparse.ArgumentParser:
