@@ -19,6 +19,7 @@ from optframe.drivers import fw_core as core
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.frank_wolfe import Problem, check_common, radius_gap_tolerance
 from optframe.errors import ModelError
+from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
@@ -86,12 +87,14 @@ class CoreVectorMachine(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run the CVM and return the model's solution with the certified bound."""
+        compiled = compile_kernels(self, context.options.verbose)  # before the timer
         start = time.perf_counter()
         options = context.options
         eps = self.eps if options.tol is None else float(options.tol)
         check_common("CoreVectorMachine", eps, self.sample_size, self.init_size)
         max_iter = options.max_iter or self.max_iter or 10**6
         prob = Problem(model, self.cache_bytes, "CoreVectorMachine", self.dense_bytes)
+        prob.compile_seconds = compiled
         thr = (1.0 + eps) ** 2 - 1.0
         prob.initial_ball(self.init_size, np.random.default_rng(self.seed), thr)
         core.seed(int(self.seed))

@@ -22,6 +22,7 @@ from optframe.capabilities import LinearBoxDual
 from optframe.drivers import dcd_core as core
 from optframe.drivers.base import Driver, RunContext
 from optframe.errors import ModelError
+from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
@@ -139,6 +140,7 @@ class DCD(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's box dual by coordinate descent; certify with the duality gap."""
+        compiled = compile_kernels(self, context.options.verbose)  # before the timer
         start = time.perf_counter()
         m: Any = model
         dual = LinearBoxDual.of(m.box_dual())
@@ -211,7 +213,9 @@ class DCD(Driver):
             solution=solution,
             iterations=epochs,
             history=tuple(history),
-            timings=Timings(build=built - start, solve=solved - built, total=end - start),
+            timings=Timings(
+                build=built - start, solve=solved - built, total=end - start, compile=compiled
+            ),
             stats={"epochs": epochs, "pg_tol": eps, "free": int(index.size), "gap": gap},
             model=model.name,
             driver=self.name,
