@@ -4,6 +4,7 @@ The front door is :func:`solve`. Models live in :mod:`optframe.models`, drivers 
 :mod:`optframe.drivers`, back-ends in :mod:`optframe.solvers`, data in :mod:`optframe.data`.
 """
 
+import optframe._numba_cache  # noqa: F401  first: a writable numba cache before any kernel
 from optframe.backend import Backend, BackendResult, SolveOptions
 from optframe.errors import (
     ConvergenceWarning,
