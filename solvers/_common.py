@@ -324,6 +324,8 @@ def solve_cvxpy(
         with warnings.catch_warnings(), quiet(options.verbose):
             # cvxpy warns about inaccurate or limited solves; the status says it, quietly.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            if not options.verbose:  # numpy's, from cvxpy's bound propagation meeting 0 * inf
+                warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"cvxpy\.")
             problem.solve(solver=solver, verbose=options.verbose, **solver_opts)
         raw = read_raw(problem)
     except Exception as exc:  # solver failures are statuses

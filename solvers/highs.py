@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 
 from optframe.backend import Backend, BackendResult, SolveOptions
 from optframe.basis import Basis
+from optframe.c_output import hide_highs_banner
 from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import register_backend
 from optframe.result import Status
@@ -218,6 +219,7 @@ class HighsMatrixBackend(Backend):
         self.check_available()
         import highspy
 
+        hide_highs_banner(options.verbose)
         clock = Clock()
         problem: MatrixProblem = formulation.problem
         integer = problem.integrality is not None and bool(np.any(problem.integrality))
@@ -352,6 +354,7 @@ class HighsCvxpyBackend(Backend):
         self.check_available()
         import highspy
 
+        hide_highs_banner(options.verbose)  # before cvxpy builds its Highs object
         integer = formulation.problem_class.is_integer
 
         def read_raw(problem: Any) -> RawOutcome | None:
@@ -424,6 +427,7 @@ class HighsPyomoBackend(Backend):
         import highspy
         from pyomo.contrib.solver.solvers.highs import Highs
 
+        hide_highs_banner(options.verbose)
         opts = highs_options(options)
         opts.pop("output_flag")  # Pyomo captures HiGHS's log itself and shows it with tee
         # Pyomo ignores HiGHS's refusal of an option; check them on a scratch instance first.

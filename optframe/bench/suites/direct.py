@@ -97,6 +97,9 @@ def lad_lp_by_hand(X: np.ndarray, y: np.ndarray, form: str) -> tuple[dict[str, A
     """Assemble the LAD LP (with intercept) with scipy and pass it to highspy; return its result."""
     import highspy
 
+    from optframe.c_output import hide_highs_banner
+
+    hide_highs_banner()  # HiGHS prints it from the first Highs() of a process; not timed
     n, m = X.shape
     inf = highspy.kHighsInf
     start = time.perf_counter()
