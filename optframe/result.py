@@ -98,6 +98,23 @@ def relative_gap(objective: float, bound: float | None, scale: float | None = No
     return max(0.0, objective - bound) / scale
 
 
+# Points between the axes and the title: room for the offset text ("1e6", "+1.633e3") that
+# matplotlib writes above a linear axis, so the two never overlap.
+TITLE_PAD = 12.0
+
+
+def _label_final_point(ax: Any, x: float, objective: float, bound: float, gap: float) -> None:
+    """Write the values next to the single point of a result without history."""
+    text = f"objective {objective:.8g}"
+    if np.isfinite(bound):
+        text += f"\nbound {bound:.8g}\ngap {gap:.2e}"
+    ax.annotate(text, (x, objective), xytext=(10, -6), textcoords="offset points", fontsize=8,
+                va="top")  # fmt: skip
+    ax.margins(x=0.5, y=0.5)
+    # one value per axis: ticks in full (1633.1871), not as offsets from it (+1.63318e3)
+    ax.ticklabel_format(axis="both", style="plain", useOffset=False)
+
+
 @dataclass(frozen=True, eq=False)
 class Result:
     """The outcome of :func:`optframe.solve`.
@@ -186,6 +203,13 @@ class Result:
         -------
         matplotlib Axes
             ``ax``; the gap is on its twin axis (``ax.right_ax``), when a bound was recorded.
+
+        Notes
+        -----
+        A one-step solve (``Direct``) has no history: its final objective and bound are drawn as
+        points labelled with their values and the gap, with tick labels in full, and the title
+        says so. The title stands high enough above the axes to clear matplotlib's offset text
+        (``1e6``, ``+1.633e3``) of a history's axes.
         """
         if x not in ("seconds", "iteration"):
             raise ValueError(f"x must be 'seconds' or 'iteration'; got {x!r}")
@@ -203,11 +227,15 @@ class Result:
         ax.plot(xs, objective, ".-", label="objective")
         if np.isfinite(bound).any():
             ax.plot(xs, bound, ".--", label="bound")
+        title = f"{self.model} | {self.driver}: {self.status.value}"
+        if not self.history:
+            _label_final_point(ax, xs[0], objective[0], bound[0], gap[0])
+            title += " (one step, no history)"
         ax.set_xlabel(x)
         ax.set_ylabel("objective")
-        ax.set_title(f"{self.model} | {self.driver}: {self.status.value}", fontsize=9)
+        ax.set_title(title, fontsize=9, pad=TITLE_PAD)
         ax.legend(loc="center right", fontsize=8)
-        shown = np.isfinite(gap) & (gap > 0)
+        shown = np.isfinite(gap) & (gap > 0) & bool(self.history)
         if shown.any():
             right = ax.twinx()
             right.semilogy(xs[shown], gap[shown], ":", color="0.4", marker=".", label="gap")
@@ -215,6 +243,15 @@ class Result:
             right.legend(loc="upper right", fontsize=8)
             ax.right_ax = right
         return ax
+
+    def __repr__(self) -> str:
+        """``Result(optimal, objective=..., bound=..., gap=..., iterations=..., seconds=...)``."""
+        bound = "None" if self.bound is None else f"{self.bound:.10g}"
+        return (
+            f"Result({self.status.value}, objective={self.objective:.10g}, bound={bound}, "
+            f"gap={self.gap:.3g}, iterations={self.iterations}, "
+            f"seconds={self.timings.total:.4g}, driver={self.driver!r}, backend={self.backend!r})"
+        )
 
     def summary(self) -> str:
         """One line: status, objective, bound, gap and seconds."""

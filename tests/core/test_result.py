@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from optframe import Result, Status
-from optframe.result import relative_gap
+from optframe.result import Timings, relative_gap
 
 
 def test_gap_is_relative_to_objective_and_infinite_without_bound():
@@ -28,3 +28,17 @@ def test_status_groups():
     assert Status.TIME_LIMIT.is_limit
     assert Status.ITERATION_LIMIT.is_limit
     assert not Status.ERROR.is_success
+
+
+def test_repr_is_one_short_line_without_arrays():
+    result = Result(status=Status.OPTIMAL, objective=1633.1871, bound=1633.1870,
+                    solution={"beta": np.arange(100_000.0)}, iterations=14,
+                    timings=Timings(build=0.1, solve=0.2, total=0.3), driver="direct",
+                    backend="matrix:highs")  # fmt: skip
+    text = repr(result)
+    assert text.startswith("Result(optimal, objective=1633.1871, bound=1633.187, gap=")
+    assert "iterations=14" in text
+    assert "seconds=0.3" in text
+    assert "\n" not in text
+    assert "array" not in text
+    assert len(text) < 200

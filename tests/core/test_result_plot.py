@@ -57,3 +57,36 @@ def test_plot_without_history_draws_the_final_point_and_no_gap_axis():
         assert not hasattr(ax, "right_ax")  # gap 0: nothing to draw on a log axis
     finally:
         plt.close(ax.figure)
+
+
+def test_plot_of_a_one_step_result_labels_its_point_and_says_it_has_no_history():
+    ax = result(history=()).plot()
+    try:
+        assert "no history" in ax.get_title()
+        (note,) = ax.texts
+        assert "objective 7" in note.get_text()
+        assert "bound 7" in note.get_text()
+        assert "gap 0.00e+00" in note.get_text()
+        ax.figure.canvas.draw()
+        assert ax.yaxis.get_offset_text().get_text() == ""  # ticks in full around one value
+    finally:
+        plt.close(ax.figure)
+
+
+def test_the_offset_text_above_the_axis_does_not_cover_the_title():
+    close = tuple(
+        IterationRecord(k, 1000.0 + 0.001 * k, 1e6 + 1e-3 * (4 - k), 1e6 - 1e-3 * (4 - k))
+        for k in range(4)
+    )
+    long = Result(Status.OPTIMAL, 1e6, 1e6, {"x": np.ones(1)}, iterations=4, history=close,
+                  model="a model with a long name" * 3, driver="d")  # fmt: skip
+    ax = long.plot()
+    try:
+        ax.figure.canvas.draw()
+        renderer = ax.figure.canvas.get_renderer()
+        offset = ax.yaxis.get_offset_text()
+        assert offset.get_text()  # matplotlib does write one for these values
+        title = ax.title.get_window_extent(renderer)
+        assert not offset.get_window_extent(renderer).overlaps(title)
+    finally:
+        plt.close(ax.figure)
