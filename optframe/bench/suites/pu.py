@@ -14,6 +14,11 @@ Three parts, selected by the cell's ``part``:
   growth of VmHWM over the child's start) of SMO, Direct with Clarabel and Direct with OSQP.
 * ``svm``: WeightedSVM (RBF) by SMO against scikit-learn's ``SVC`` (libsvm) on a9a and ijcnn1,
   same C and gamma, both at tol 1e-3: seconds and the objective difference.
+
+SMO's ``history`` has no objective (``None``; ``nan`` in the Result) at the steps recorded while
+shrinking had set coordinates aside: their gradients are stale there, so SMO evaluates the
+primal objective only once the full gradient is rebuilt. The dual bound is exact at every step,
+and the convergence plots skip the missing objectives.
 """
 
 from __future__ import annotations
