@@ -1031,8 +1031,13 @@ def resolve_name(name: str) -> tuple[CatalogEntry, str | None]:
     close = difflib.get_close_matches(key, list(_INDEX), n=3, cutoff=0.6)
     hint = ""
     if close:
-        names = list(dict.fromkeys(CATALOG[_INDEX[c]].name for c in close))
-        hint = " Did you mean " + " or ".join(repr(c) for c in names) + "?"
+        # the name or alias that is close, with its canonical name when that differs
+        shown: dict[int, str] = {}
+        for c in close:
+            canonical = CATALOG[_INDEX[c]].name
+            text = repr(c) if normalize_name(canonical) == c else f"{c!r} ({canonical})"
+            shown.setdefault(_INDEX[c], text)
+        hint = " Did you mean " + " or ".join(shown.values()) + "?"
     raise DataError(
         f"Unknown data set {name!r}.{hint} list_datasets() shows the {len(CATALOG)} known names."
     )

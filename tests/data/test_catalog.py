@@ -183,3 +183,8 @@ def test_cache_names_keep_the_upstream_compression():
     colon = CATALOG["colon-cancer"].files["train"]
     assert colon.url.endswith("colon-cancer.jld")
     assert colon.cache_path == "colon-cancer/colon-cancer.bz2"
+
+
+def test_suggestions_name_the_close_alias_and_its_data_set():
+    with pytest.raises(DataError, match=r"Did you mean 'cpusmall' \(227_cpu_small\)\?"):
+        resolve_name("cpusmal")
