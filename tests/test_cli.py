@@ -74,7 +74,12 @@ def test_datasets_lists_found_files(capsys):
 
 def test_bench_list_and_quick_direct_serial(tmp_path, capsys):
     assert main(["bench", "--list"]) == 0
-    assert "direct" in capsys.readouterr().out
+    listing = capsys.readouterr().out
+    assert "direct: LAD LP" in listing
+    # cell counts and expected times of both grids, for every suite
+    assert "--quick: 6 cells, ~6 s of cell time" in listing
+    assert "full: 18 cells, ~" in listing
+    assert listing.count("of cell time") == 2 * listing.count("--quick:") >= 12
     db = tmp_path / "results.sqlite"
     argv = ["bench", "direct", "--quick", "--serial", "--db", str(db), "--report", str(tmp_path)]
     assert main(argv) == 0
