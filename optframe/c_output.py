@@ -30,30 +30,34 @@ def _flush_c_streams() -> None:
 
 
 @contextlib.contextmanager
-def silenced_c_stdout() -> Iterator[None]:
-    """Send what anything in the process writes to file descriptor 1 to ``os.devnull``.
+def silenced_c_stdout(*, stderr: bool = False) -> Iterator[None]:
+    """Send what anything in the process writes to file descriptor 1 (and 2) to ``os.devnull``.
 
-    The whole process is affected for the duration (other threads' output too), so the block
-    should be short. Without a file descriptor 1 to redirect, nothing is changed.
+    ``stderr=True`` silences file descriptor 2 too (SoPlex, under SCIP, prints numerical notes
+    there). The whole process is affected for the duration (other threads' output too), so the
+    block should be short. A file descriptor that does not exist is left alone.
     """
     with contextlib.suppress(AttributeError, ValueError):  # no sys.stdout, or a closed one
         sys.stdout.flush()
+        sys.stderr.flush()
+    saved: dict[int, int] = {}
     try:
-        saved = os.dup(1)
-    except OSError:  # no file descriptor 1
-        yield
-        return
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, 1)
-        finally:
-            os.close(devnull)
+        for fd in (1, 2) if stderr else (1,):
+            try:
+                saved[fd] = os.dup(fd)
+            except OSError:  # no such file descriptor
+                continue
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, fd)
+            finally:
+                os.close(devnull)
         yield
     finally:
         _flush_c_streams()
-        os.dup2(saved, 1)
-        os.close(saved)
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def hide_highs_banner(verbose: bool = False) -> None:

@@ -55,6 +55,7 @@ within ``limits/gap``, so it counts as ``OPTIMAL``; "infeasible or unbounded" is
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -63,6 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.c_output import silenced_c_stdout
 from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import register_backend
 from optframe.result import Status
@@ -72,8 +74,10 @@ from ._common import (
     RawOutcome,
     error_result,
     matrix_raw_solution,
+    out_of_time,
     solve_cvxpy,
     solve_pyomo,
+    time_left,
 )
 
 __all__ = ["SCIP_STATUS", "ScipCvxpyBackend", "ScipMatrixBackend", "ScipPyomoBackend"]
@@ -199,8 +203,14 @@ class ScipMatrixBackend(Backend):
                 model.setPresolve(pyscipopt.SCIP_PARAMSETTING.OFF)
                 model.setHeuristics(pyscipopt.SCIP_PARAMSETTING.OFF)
                 model.disablePropagation()
-            model.setParams(scip_params(options))
-            model.optimize()
+            timed = time_left(options, clock)
+            if timed is None:
+                return out_of_time(clock, "SCIP")
+            model.setParams(scip_params(timed))
+            # SoPlex prints numerical notes ("Cannot set feasibility tolerance ...") past
+            # hideOutput, straight to file descriptor 2
+            with contextlib.nullcontext() if options.verbose else silenced_c_stdout(stderr=True):
+                model.optimize()
             outcome = _outcome(model)
             status = outcome.status or Status.ERROR
             values = None
@@ -310,15 +320,16 @@ class ScipPyomoBackend(Backend):
 
         if message := unknown_params(options):
             return error_result(message, 0.0, "Pyomo SCIP")
-        return solve_pyomo(
-            formulation,
-            ScipDirect(),
-            options,
-            scip_params(options),
-            "Pyomo SCIP",
-            duals=formulation.problem_class in self.duals,
-            iteration_keys=("NNodes",),
-        )
+        with contextlib.nullcontext() if options.verbose else silenced_c_stdout(stderr=True):
+            return solve_pyomo(
+                formulation,
+                ScipDirect(),
+                options,
+                scip_params(options),
+                "Pyomo SCIP",
+                duals=formulation.problem_class in self.duals,
+                iteration_keys=("NNodes",),
+            )
 
 
 @register_backend
@@ -347,11 +358,12 @@ class ScipCvxpyBackend(Backend):
 
         if message := unknown_params(options, nested="scip_params"):
             return error_result(message, 0.0, "cvxpy SCIP")
-        return solve_cvxpy(
-            formulation,
-            options,
-            "SCIP",
-            scip_params(options),
-            read_raw,
-            duals=formulation.problem_class in self.duals,
-        )
+        with contextlib.nullcontext() if options.verbose else silenced_c_stdout(stderr=True):
+            return solve_cvxpy(
+                formulation,
+                options,
+                "SCIP",
+                scip_params(options),
+                read_raw,
+                duals=formulation.problem_class in self.duals,
+            )

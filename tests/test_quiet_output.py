@@ -157,3 +157,27 @@ def test_cli_compare_prints_only_its_table():
     assert "pyomo:scip" in done.stdout
     # the one message the command line prints unasked: numba compiling its kernels
     assert all("numba kernels" in line for line in done.stderr.splitlines()), done.stderr
+
+
+SOPLEX_NOTES = """
+import numpy as np
+import optframe as of
+from optframe.data import Dataset
+from optframe.drivers import Direct
+from optframe.models import L2SVM
+rng = np.random.default_rng(0)
+X = rng.normal(size=(100, 30)) * 1e6 * rng.uniform(1, 1e3, size=30)
+y = np.where(X[:, 0] > 0, 1.0, -1.0)
+model = L2SVM(Dataset(X, y), C=1.0, kernel="linear")
+for backend in ("matrix:scip", "cvxpy:scip"):
+    of.solve(model, Direct(form="primal"), backend=backend, time_limit=2, verbose=VERBOSE)
+"""
+
+
+def test_scip_numerical_notes_stay_quiet_unless_verbose():
+    done = _python(SOPLEX_NOTES.replace("VERBOSE", "False"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == ""
+    assert done.stderr == ""
+    loud = _python(SOPLEX_NOTES.replace("VERBOSE", "True"))
+    assert "Cannot set feasibility tolerance" in loud.stdout + loud.stderr  # there is a note
