@@ -26,6 +26,8 @@ LP_BACKENDS = [
     "cvxpy:clarabel",
     "osqp",
     "cvxpy:osqp",
+    "piqp",
+    "cvxpy:piqp",
     "scip",
 ]
 QP_BACKENDS = [
@@ -35,12 +37,23 @@ QP_BACKENDS = [
     "cvxpy:clarabel",
     "osqp",
     "cvxpy:osqp",
+    "piqp",
+    "cvxpy:piqp",
     "highs",
     "matrix:highs",
     "cvxpy:highs",
     "pyomo:highs",
 ]
-KERNEL_BACKENDS = ["auto", "clarabel", "cvxpy:clarabel", "osqp", "cvxpy:osqp", "matrix:highs"]
+KERNEL_BACKENDS = [
+    "auto",
+    "clarabel",
+    "cvxpy:clarabel",
+    "osqp",
+    "cvxpy:osqp",
+    "piqp",
+    "cvxpy:piqp",
+    "matrix:highs",
+]
 
 
 def tolerance(backend):

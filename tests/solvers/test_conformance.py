@@ -20,7 +20,7 @@ from optframe.backend import Backend, SolveOptions
 from optframe.model import ProblemClass
 from optframe.registry import backends
 from optframe.result import Status
-from optframe.solvers import clarabel, highs, osqp, scip
+from optframe.solvers import clarabel, highs, osqp, piqp, scip
 
 LP, QP, MILP, MIQP = ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP
 
@@ -35,6 +35,7 @@ EXPECTED = {
     ],
     "osqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "clarabel": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
+    "piqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "scip": [
         ("matrix", ALL_CLASSES, {LP}),
         ("pyomo", ALL_CLASSES, set()),
@@ -95,7 +96,7 @@ def test_backend_solver_is_installed(cls):
 def test_importing_the_solvers_imports_no_solver_library():
     code = (
         "import sys, optframe.solvers; "
-        "heavy = {'highspy', 'cvxpy', 'pyomo', 'clarabel', 'osqp', 'pyscipopt'}; "
+        "heavy = {'highspy', 'cvxpy', 'pyomo', 'clarabel', 'osqp', 'piqp', 'pyscipopt'}; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -199,6 +200,7 @@ HARMLESS = {
     "highs": {"random_seed": 3},
     "osqp": {"rho": 0.2},
     "clarabel": {"equilibrate_enable": True},
+    "piqp": {"preconditioner_iter": 5},
     "scip": {"randomization/randomseedshift": 1},
 }
 
@@ -236,6 +238,7 @@ BOGUS = {
     "highs": {"no_such_option": 1},
     "osqp": {"no_such_setting": 1},
     "clarabel": {"no_such_setting": 1},
+    "piqp": {"no_such_setting": 1},
     "scip": {"no/such/param": 1},
 }
 
@@ -268,9 +271,11 @@ def test_status_tables_cover_every_solver_code():
     import clarabel as clarabel_lib
     import highspy
     import osqp as osqp_lib
+    import piqp as piqp_lib
 
     assert set(highs.HIGHS_STATUS) == set(highspy.HighsModelStatus.__members__)
     assert set(osqp.OSQP_STATUS) == set(osqp_lib.SolverStatus.__members__)
+    assert set(piqp.PIQP_STATUS) == set(piqp_lib.Status.__members__)
     clarabel_codes = {
         name for name in dir(clarabel_lib.SolverStatus) if name[0].isupper() and "_" not in name
     }

@@ -1,0 +1,153 @@
+"""PIQP, the fifth back-end: option mapping, names, time limit, and duals against Clarabel's.
+
+The shared conformance checks (``test_conformance.py``) run PIQP like every other back-end; these
+cover what is PIQP's own: it has no time limit, ``threads`` reaches only its parallel KKT solver,
+and its multipliers (``y``, ``z_l``, ``z_u``) are turned into optframe's ``d f*/d rhs`` duals.
+"""
+
+import instances as inst
+import numpy as np
+import pytest
+
+import optframe as of
+from optframe.backend import BackendResult, SolveOptions
+from optframe.data import Dataset
+from optframe.models import LADRegression, WeightedSVM
+from optframe.registry import resolve_backend
+from optframe.result import Status
+from optframe.solvers import piqp
+from optframe.solvers.clarabel import ClarabelCvxpyBackend, ClarabelMatrixBackend
+from optframe.solvers.piqp import PiqpCvxpyBackend, PiqpMatrixBackend
+
+
+def test_common_options_map_to_piqp_settings():
+    settings = piqp.piqp_settings(SolveOptions(tol=1e-6, threads=2, max_iter=40, time_limit=5.0))
+    assert settings == {
+        "verbose": False,
+        "eps_abs": 1e-6,
+        "eps_rel": 1e-6,
+        "eps_duality_gap_abs": 1e-6,
+        "eps_duality_gap_rel": 1e-6,
+        "num_threads": 2,
+        "max_iter": 40,
+    }  # no time limit: PIQP has none
+    options = SolveOptions(tol=1e-6, solver_options={"eps_abs": 1e-3, "max_iter": 9})
+    settings = piqp.piqp_settings(options)
+    assert (settings["eps_abs"], settings["eps_rel"], settings["max_iter"]) == (1e-3, 1e-6, 9)
+
+
+@pytest.mark.parametrize(
+    ("name", "cls"),
+    [
+        ("piqp", PiqpMatrixBackend),
+        ("matrix:piqp", PiqpMatrixBackend),
+        ("cvxpy:piqp", PiqpCvxpyBackend),
+    ],
+)
+def test_names_resolve(name, cls):
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([-1.0, -1.0, 1.0, 1.0])
+    model = WeightedSVM(Dataset(X=X, y=y), C=1.0)
+    assert type(resolve_backend(name, model)) is cls
+    assert resolve_backend("auto", model).solver == "clarabel"  # auto is unchanged
+
+
+@pytest.mark.parametrize("cls", [PiqpMatrixBackend, PiqpCvxpyBackend], ids=["matrix", "cvxpy"])
+def test_kkt_solver_by_name(cls):
+    options = SolveOptions(tol=1e-8, solver_options={"kkt_solver": "sparse_ldlt_cond"})
+    result = cls().solve(inst.qp_box().build(cls.layer), options)
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.objective == pytest.approx(inst.qp_box().objective, abs=1e-6)
+
+
+@pytest.mark.parametrize("cls", [PiqpMatrixBackend, PiqpCvxpyBackend], ids=["matrix", "cvxpy"])
+def test_solved_without_the_gap_check_is_converged(cls):
+    options = SolveOptions(solver_options={"check_duality_gap": False})
+    result = cls().solve(inst.qp_box().build(cls.layer), options)
+    assert result.status is Status.CONVERGED, result.message
+
+
+def test_a_time_limit_spent_before_the_solve_starts():
+    result = PiqpMatrixBackend().solve(
+        inst.qp_large().build("matrix"), SolveOptions(time_limit=1e-9)
+    )
+    assert result.status is Status.TIME_LIMIT
+    assert result.values is None
+    assert "before the solver started" in result.message
+
+
+def test_iteration_limit_past_the_time_limit_is_a_time_limit():
+    # cvxpy's canonicalization alone outlasts the limit; PIQP then runs one iteration.
+    options = SolveOptions(time_limit=1e-9, max_iter=1)
+    result = PiqpCvxpyBackend().solve(inst.qp_large().build("cvxpy"), options)
+    assert result.status is Status.TIME_LIMIT, result.message
+    assert "PIQP_MAX_ITER_REACHED" in result.message
+    assert "past the time limit" in result.message
+    assert result.values is not None  # the last iterate, as at any limit
+
+
+def test_a_late_solve_keeps_its_status():
+    late = BackendResult(Status.OPTIMAL, None, seconds=2.0, message="PIQP: PIQP_SOLVED")
+    kept = piqp._deadline(late, SolveOptions(time_limit=1.0))
+    assert kept.status is Status.OPTIMAL
+    assert "past the time limit of 1 s" in kept.message
+    assert piqp._deadline(late, SolveOptions(time_limit=3.0)) is late
+    limit = BackendResult(Status.ITERATION_LIMIT, None, seconds=2.0, message="PIQP: x")
+    assert piqp._deadline(limit, SolveOptions(time_limit=1.0)).status is Status.TIME_LIMIT
+    assert piqp._deadline(limit, SolveOptions()).status is Status.ITERATION_LIMIT
+
+
+# ------------------------------------------------------------------- duals against Clarabel's
+def _svm_primal() -> WeightedSVM:
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X @ np.array([1.0, -0.5, 0.3]) + 0.4 * rng.normal(size=40) > 0, 1.0, -1.0)
+    return WeightedSVM(Dataset(X=X, y=y), C=0.8, sample_weight=rng.uniform(0.5, 2.0, 40))
+
+
+def _lad() -> LADRegression:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 2))
+    y = X @ np.array([0.7, -1.2]) + 0.3 + rng.laplace(size=40)
+    return LADRegression(Dataset(X=X, y=y))
+
+
+@pytest.mark.parametrize(
+    ("make", "form"),
+    [
+        (_svm_primal, "primal"),
+        (_svm_primal, "dual"),
+        (inst.qp_large, None),
+        (_lad, "primal"),
+        (_lad, "dual"),
+    ],
+    ids=["svm-primal", "svm-dual", "qp_large", "lad-primal", "lad-dual"],
+)
+@pytest.mark.parametrize(
+    ("piqp_cls", "clarabel_cls"),
+    [(PiqpMatrixBackend, ClarabelMatrixBackend), (PiqpCvxpyBackend, ClarabelCvxpyBackend)],
+    ids=["matrix", "cvxpy"],
+)
+def test_duals_match_clarabels(make, form, piqp_cls, clarabel_cls):
+    source = make()
+    layer = piqp_cls.layer
+
+    def build():
+        return source.build(layer) if form is None else source.build(layer, form)
+
+    options = SolveOptions(tol=1e-9)
+    ours = piqp_cls().solve(build(), options)
+    reference = clarabel_cls().solve(build(), options)
+    assert ours.status is Status.OPTIMAL, ours.message
+    assert reference.status is Status.OPTIMAL, reference.message
+    assert ours.objective == pytest.approx(reference.objective, rel=1e-6, abs=1e-6)
+    assert set(ours.values.dual) == set(reference.values.dual)
+    assert ours.values.dual  # every instance here has constraints
+    for name, expected in reference.values.dual.items():
+        # LP duals need not be unique; these instances' are (the two solvers agree).
+        np.testing.assert_allclose(ours.values.dual[name], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_solve_through_the_front_door():
+    result = of.solve(_svm_primal(), backend="piqp")
+    assert result.status is of.Status.OPTIMAL, result.stats
+    assert result.backend == "matrix:piqp"
