@@ -23,6 +23,7 @@ and the convergence plots skip the missing objectives.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
@@ -284,7 +285,8 @@ def _child_main(connection: Any, function: Any, args: tuple) -> None:
     except Exception as exc:  # reported as a failed cell
         record = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
     record["peak_mb"] = (_vm_kb("VmHWM:") - base) / 1024.0
-    connection.send(record)
+    with contextlib.suppress(OSError):  # the runner is gone (stopped by Ctrl-C): nobody to tell
+        connection.send(record)
 
 
 def _in_child(function: Any, args: tuple, timeout: float) -> dict[str, Any]:
