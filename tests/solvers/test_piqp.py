@@ -12,6 +12,7 @@ import pytest
 import optframe as of
 from optframe.backend import BackendResult, SolveOptions
 from optframe.data import Dataset
+from optframe.kernels import RBF
 from optframe.models import LADRegression, WeightedSVM
 from optframe.registry import resolve_backend
 from optframe.result import Status
@@ -57,6 +58,68 @@ def test_kkt_solver_by_name(cls):
     result = cls().solve(inst.qp_box().build(cls.layer), options)
     assert result.status is Status.OPTIMAL, result.message
     assert result.objective == pytest.approx(inst.qp_box().objective, abs=1e-6)
+
+
+# ------------------------------------------------------------- dense and sparse PIQP solvers
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("make", inst.CONTINUOUS, ids=lambda make: make.__name__)
+def test_both_piqp_solvers_reach_the_known_answers(make, kind):
+    instance = make()
+    options = SolveOptions(tol=1e-9, solver_options={"backend": kind})
+    result = PiqpMatrixBackend().solve(instance.build("matrix"), options)
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.message.endswith(f"({kind})")
+    assert result.objective == pytest.approx(instance.objective, abs=1e-6)
+    for name, expected in instance.primal.items():
+        np.testing.assert_allclose(result.values.primal[name], expected, atol=1e-6)
+    for name, expected in instance.dual.items():
+        np.testing.assert_allclose(result.values.dual[name], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize(
+    ("make", "status"),
+    [(inst.lp_infeasible, Status.INFEASIBLE), (inst.lp_unbounded, Status.UNBOUNDED)],
+    ids=["infeasible", "unbounded"],
+)
+def test_both_piqp_solvers_detect_infeasibility(make, status, kind):
+    options = SolveOptions(solver_options={"backend": kind})
+    result = PiqpMatrixBackend().solve(make().build("matrix"), options)
+    assert result.status is status, result.message
+
+
+def test_a_dense_hessian_goes_to_the_dense_solver():
+    X, y = _svm_primal().data.X, _svm_primal().data.y
+    kernel = WeightedSVM(Dataset(X=X, y=y), C=0.8, kernel=RBF(gamma=0.5))
+    result = PiqpMatrixBackend().solve(kernel.build("matrix"), SolveOptions())
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.message.endswith("(dense)")
+    sparse = PiqpMatrixBackend().solve(_lad().build("matrix", "dual"), SolveOptions())
+    assert sparse.message.endswith("(sparse)")
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"backend": "dense", "kkt_solver": "sparse_ldlt"}, "does not go with"),
+        ({"backend": "banded"}, "'dense' or 'sparse'"),
+    ],
+)
+def test_a_wrong_solver_choice_is_an_error_result(options, said, capfd):
+    result = PiqpMatrixBackend().solve(
+        inst.qp_box().build("matrix"), SolveOptions(solver_options=options)
+    )
+    assert result.status is Status.ERROR
+    assert said in result.message
+    assert capfd.readouterr() == ("", "")
+
+
+def test_the_kkt_solver_picks_the_solver():
+    for name, kind in (("dense_cholesky", "dense"), ("sparse_ldlt", "sparse")):
+        options = SolveOptions(solver_options={"kkt_solver": name})
+        result = PiqpMatrixBackend().solve(inst.qp_box().build("matrix"), options)
+        assert result.status is Status.OPTIMAL, result.message
+        assert result.message.endswith(f"({kind})")
 
 
 @pytest.mark.parametrize("cls", [PiqpMatrixBackend, PiqpCvxpyBackend], ids=["matrix", "cvxpy"])
