@@ -26,7 +26,7 @@ import io
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,10 +49,12 @@ __all__ = [
     "lagrangian_bound",
     "matrix_quadratic",
     "matrix_raw_solution",
+    "out_of_time",
     "pyomo_raw_solution",
     "quiet",
     "solve_cvxpy",
     "solve_pyomo",
+    "time_left",
     "upper_triangle",
 ]
 
@@ -113,6 +115,28 @@ def error_result(exc: BaseException | str, seconds: float, solver: str) -> Backe
     """Return a :class:`BackendResult` with ``Status.ERROR`` and the solver's message."""
     text = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
     return BackendResult(Status.ERROR, None, seconds=seconds, message=f"{solver}: {text}")
+
+
+def time_left(options: SolveOptions, clock: Clock) -> SolveOptions | None:
+    """``options`` with ``time_limit`` less the seconds ``clock`` has run; ``None`` if none is left.
+
+    A back-end calls it right before it hands over to its solver, so that the time it spent
+    preparing the solver's data counts against the limit.
+    """
+    if options.time_limit is None:
+        return options
+    left = options.time_limit - clock()
+    return replace(options, time_limit=left) if left > 0 else None
+
+
+def out_of_time(clock: Clock, solver: str) -> BackendResult:
+    """The TIME_LIMIT result of a back-end whose preparation used up the time limit."""
+    return BackendResult(
+        Status.TIME_LIMIT,
+        None,
+        seconds=clock(),
+        message=f"{solver}: time limit reached before the solver started",
+    )
 
 
 def finite_or_none(value: Any) -> float | None:

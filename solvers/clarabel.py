@@ -59,7 +59,9 @@ from ._common import (
     error_result,
     finite_or_none,
     matrix_raw_solution,
+    out_of_time,
     solve_cvxpy,
+    time_left,
     upper_triangle,
 )
 
@@ -156,9 +158,12 @@ class ClarabelMatrixBackend(Backend):
             ]
         )
         cones = [clarabel.ZeroConeT(equal.size), clarabel.NonnegativeConeT(b.size - equal.size)]
+        timed = time_left(options, clock)
+        if timed is None:
+            return out_of_time(clock, "Clarabel")
         try:
             settings = clarabel.DefaultSettings()
-            chosen = clarabel_settings(options)
+            chosen = clarabel_settings(timed)
             unknown = sorted(str(key) for key in chosen if not hasattr(settings, key))
             if unknown:
                 return error_result(

@@ -73,8 +73,10 @@ from ._common import (
     lagrangian_bound,
     matrix_quadratic,
     matrix_raw_solution,
+    out_of_time,
     solve_cvxpy,
     solve_pyomo,
+    time_left,
 )
 
 __all__ = ["HIGHS_STATUS", "HighsCvxpyBackend", "HighsMatrixBackend", "HighsPyomoBackend"]
@@ -197,6 +199,20 @@ def _get_basis(highs: Any, formulation: Formulation) -> Basis | None:
     )
 
 
+def _limit_time(highs: Any, options: SolveOptions, clock: Clock) -> bool:
+    """Give HiGHS what is left of the time limit; False when nothing is.
+
+    The time spent building HiGHS's model (and in an earlier run) counts against the limit. A
+    ``time_limit`` in ``solver_options`` is the user's and is left alone.
+    """
+    timed = time_left(options, clock)
+    if timed is None:
+        return False
+    if timed.time_limit is not None and "time_limit" not in options.solver_options:
+        highs.setOptionValue("time_limit", float(timed.time_limit))
+    return True
+
+
 @register_backend
 class HighsMatrixBackend(Backend):
     """HiGHS through highspy's native model API, on a :class:`~optframe.model.MatrixProblem`."""
@@ -241,12 +257,15 @@ class HighsMatrixBackend(Backend):
             if lp and options.start is not None:
                 _set_basis(highs, highspy, formulation, options.start)
             _reset_threads(options, highspy)
+            if not _limit_time(highs, options, clock):
+                return out_of_time(clock, "HiGHS")
             highs.run()
             status, text = _model_status(highs)
             if highs.getModelStatus() == highspy.HighsModelStatus.kUnboundedOrInfeasible:
                 highs.setOptionValue("presolve", "off")
-                highs.run()
-                status, text = _model_status(highs)
+                if _limit_time(highs, options, clock):
+                    highs.run()
+                    status, text = _model_status(highs)
             result = self._result(highs, formulation, problem, integer, status, text, clock)
             if lp and status is Status.OPTIMAL:
                 result = replace(result, basis=_get_basis(highs, formulation))

@@ -61,8 +61,10 @@ from ._common import (
     error_result,
     finite_or_none,
     matrix_raw_solution,
+    out_of_time,
     quiet,
     solve_cvxpy,
+    time_left,
     upper_triangle,
 )
 
@@ -138,7 +140,10 @@ class OsqpMatrixBackend(Backend):
         A.sort_indices()
         lower = np.concatenate([problem.row_lower, problem.lower[bounded]])
         upper = np.concatenate([problem.row_upper, problem.upper[bounded]])
-        settings = osqp_settings(options)
+        timed = time_left(options, clock)
+        if timed is None:
+            return out_of_time(clock, "OSQP")
+        settings = osqp_settings(timed)
         try:
             with quiet(options.verbose):
                 solver = osqp.OSQP()

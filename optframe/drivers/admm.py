@@ -383,11 +383,18 @@ class ADMMThenIPM(Driver):
         inner = RunContext(backend, replace(context.options, max_iter=None, tol=self.ipm_tol))
         rounds, reduced_status, proven = [], Status.ERROR, False
         solution: dict[str, Any] = it.solution()
+        limit = context.options.time_limit
         for _ in range(self.max_repairs + 1):
+            left = None if limit is None else limit - (time.perf_counter() - start)
+            if left is not None and left <= 0:  # phase 1 or the previous rounds used it all
+                reduced_status = Status.TIME_LIMIT
+                break
             reduced = enk.restrict_features(support)
             if self.drop_l1:
                 reduced = replace(reduced, lam1=0.0)
-            result = Direct().run(reduced, inner)
+            result = Direct().run(
+                reduced, replace(inner, options=replace(inner.options, time_limit=left))
+            )
             reduced_status = result.status
             rounds.append(
                 {

@@ -185,6 +185,13 @@ class AggregateDisaggregate(Driver):
             )
             aggregated = _aggregate(aid, labels, k)
             inner = self.inner.run(aggregated, step_context)
+            left = _remaining(options.time_limit, start)
+            starved = share != remaining and inner.status.is_limit and not inner.has_solution
+            if starved and left is not None and left > 0:
+                # the share was too short to find any point: this iteration gets all that is left
+                # rather than stopping the run with nothing (an S3VM's first MIQP, say)
+                retry = replace(step_context.options, time_limit=left)
+                inner = self.inner.run(aggregated, RunContext(context.backend, retry))
             inner_backend = inner.backend
             incumbent = inner.status.is_limit and inner.has_solution
             if not (inner.status.is_success or (incumbent and not aid.convex_sample_loss)):

@@ -21,6 +21,7 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual
 from optframe.drivers import dcd_core as core
 from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.pacing import Pacer
 from optframe.errors import ModelError
 from optframe.jit import compile_kernels
 from optframe.model import Model
@@ -164,12 +165,14 @@ class DCD(Driver):
         history: list[IterationRecord] = []
         epochs, eps, status = 0, float(self.pg_tol), Status.ITERATION_LIMIT
         gap = math.inf
+        pacer = Pacer(start, options.time_limit, probe=1)  # an epoch is a pass over the data
         while epochs < max_epochs:
-            budget = min(self.check_every, max_epochs - epochs)
+            budget = pacer.budget(min(self.check_every, max_epochs - epochs))
             code, done, pg_range = core.run_epochs(
                 indptr, indices, data, target, lower, upper, qd, alpha, w, index, state,
                 budget, eps, self.shrinking,
             )  # fmt: skip
+            pacer.done(int(done))
             epochs += int(done)
             primal = dual.primal_value(w) if code == 1 else math.nan
             bound = float(target @ alpha) - 0.5 * float(w @ w)
@@ -194,7 +197,7 @@ class DCD(Driver):
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
                 break
-            if options.time_limit is not None and time.perf_counter() - start >= options.time_limit:
+            if pacer.expired():
                 status = Status.TIME_LIMIT
                 break
         solved = time.perf_counter()

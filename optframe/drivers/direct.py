@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from optframe.backend import BackendResult
+from optframe.backend import Backend, BackendResult, SolveOptions
 from optframe.drivers.base import Driver, RunContext
+from optframe.errors import ModelError
 from optframe.model import Formulation, Model
 from optframe.registry import register_driver, resolve_backend
 from optframe.result import Result, Status, Timings
@@ -23,6 +24,36 @@ def _original_bound(formulation: Formulation, raw: BackendResult) -> float | Non
     if raw.values is None:
         return None
     return formulation.original_value(raw.objective)
+
+
+def _recover(formulation: Formulation, raw: BackendResult) -> tuple[dict, str]:
+    # A solver stopped by a limit may return a point the model cannot read (an L2SVM alpha
+    # with no positive entry after one OSQP iteration): the limit stays the status, without a
+    # solution. From a solver that claims success such a point is a real error and raises.
+    if raw.values is None:
+        return {}, ""
+    try:
+        return formulation.recover(raw.values), ""
+    except ModelError as exc:
+        if raw.status.is_success:
+            raise
+        return {}, f" (its last point is not a solution: {exc})"
+
+
+def _solve_in_time(
+    backend: Backend, formulation: Formulation, options: SolveOptions, spent: float
+) -> BackendResult:
+    # The time limit covers the whole call: the back-end gets what the build left of it.
+    if options.time_limit is None:
+        return backend.solve(formulation, options)
+    left = options.time_limit - spent
+    if left <= 0:
+        return BackendResult(
+            Status.TIME_LIMIT,
+            None,
+            message=f"time limit reached while building the model ({spent:.3g} s); not solved",
+        )
+    return backend.solve(formulation, replace(options, time_limit=left))
 
 
 @register_driver
@@ -54,12 +85,12 @@ class Direct(Driver):
         backend = resolve_backend(context.backend, model, self.form)
         formulation = model.build(backend.layer, form=self.form)
         built = time.perf_counter()
-        raw = backend.solve(formulation, context.options)
+        raw = _solve_in_time(backend, formulation, context.options, built - start)
         solved = time.perf_counter()
-        solution = {} if raw.values is None else formulation.recover(raw.values)
+        solution, unusable = _recover(formulation, raw)
         objective = model.objective(solution) if solution else math.nan
         stats = {
-            "solver_status": raw.message,
+            "solver_status": raw.message + unusable,
             "solver_objective": formulation.original_value(raw.objective),
             "violation": model.violation(solution) if solution else math.nan,
             "form": formulation.form,

@@ -24,6 +24,7 @@ from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.fw_active import ActivePhases, run_phases
+from optframe.drivers.pacing import Pacer
 from optframe.drivers.smo import _kernel_code
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
@@ -671,8 +672,9 @@ class FrankWolfe(Driver):
                 prob.grow_cache(self.cache_bytes)
             else:
                 status = phase_status
+        pacer = Pacer(start, options.time_limit)
         while not shrunk:
-            budget = min(self.check_every, max_iter - steps)
+            budget = pacer.budget(min(self.check_every, max_iter - steps))
             if budget <= 0:
                 break
             code, done = core.fw_chunk(
@@ -681,6 +683,7 @@ class FrankWolfe(Driver):
                 sample, VARIANTS[self.variant], mode, thr, int(budget), trace_f, trace_i,
                 self.candidates == "union",
             )  # fmt: skip
+            pacer.done(int(done))
             steps += int(done)
             dplus, dminus = float(prob.sc[core.S_DPLUS]), float(prob.sc[core.S_DMINUS])
             record = prob.record(steps, start, dplus, dminus)
@@ -701,7 +704,7 @@ class FrankWolfe(Driver):
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
                 break
-            if options.time_limit is not None and time.perf_counter() - start >= options.time_limit:
+            if pacer.expired():
                 status = Status.TIME_LIMIT
                 break
         stats: dict[str, Any] = {

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.drivers import fw_core as core
+from optframe.drivers.pacing import Pacer
 from optframe.result import IterationRecord, Status
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ def run_phases(
             return Status.OPTIMAL, steps
         if steps >= max_iter:
             return Status.ITERATION_LIMIT, steps
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            return Status.TIME_LIMIT, steps
         members = choose_active(prob.s, prob.core[: prob.q].copy(), max(extra, prob.q))
         if members.size > limit * prob.m:
             counts.unshrunk_at = steps
@@ -148,8 +151,9 @@ def run_phases(
         counts.active_max = max(counts.active_max, members.size)
         inner = max(thr, INNER_RATIO * dplus)
         stop = None
+        pacer = Pacer(start, time_limit)
         while True:
-            budget = min(check_every, max_iter - steps)
+            budget = pacer.budget(min(check_every, max_iter - steps))
             if budget <= 0:
                 stop = Status.ITERATION_LIMIT
                 break
@@ -159,6 +163,7 @@ def run_phases(
                 0, variant, core.MAINTAINED, inner, int(budget), np.zeros((0, 5)),
                 np.zeros((0, 4), dtype=np.int64), True,
             )  # fmt: skip
+            pacer.done(int(done))
             steps += int(done)
             counts.active_steps += int(done)
             if code == 1:
@@ -169,7 +174,7 @@ def run_phases(
             if callback is not None and callback(record):
                 stop = Status.CONVERGED
                 break
-            if time_limit is not None and time.perf_counter() - start >= time_limit:
+            if pacer.expired():
                 stop = Status.TIME_LIMIT
                 break
         sub.write_back(prob)

@@ -24,6 +24,7 @@ from optframe.backend import SolveOptions
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
 from optframe.kernels import RBF, Kernel, Linear, Polynomial
@@ -399,8 +400,9 @@ class SMO(Driver):
         second = self.working_set == "second_order"
         shrink_every = min(n, 1000)
         parallel = self.parallel_rows and threads > 1 and n >= PARALLEL_ROWS
+        pacer = Pacer(start, options.time_limit)
         while True:
-            budget = min(self.check_every, max_iter - steps)
+            budget = pacer.budget(min(self.check_every, max_iter - steps))
             if budget <= 0:
                 break
             code, done, gap, dphi = core.run_chunk(
@@ -408,6 +410,7 @@ class SMO(Driver):
                 work, rows, slot_of, owner, stamp, counters, buf, float(tol), int(budget),
                 second, paper, self.shrinking, shrink_every, 1e-12, parallel,
             )  # fmt: skip
+            pacer.done(int(done))
             steps += int(done)
             phi += dphi
             exact = exact and done == 0
@@ -435,7 +438,7 @@ class SMO(Driver):
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
                 break
-            if options.time_limit is not None and time.perf_counter() - start >= options.time_limit:
+            if pacer.expired():
                 status = Status.TIME_LIMIT
                 break
         if not exact:
