@@ -586,16 +586,16 @@ class KnowledgeBasedSVM(Model):
         for kset, r, rf, g in zip(self.knowledge, p["r"], p["rf"], gamma, strict=True):
             mu, nu = self.rho * np.asarray(r), self.rho * np.asarray(rf)
             B = np.asarray(kset.B, dtype=np.float64)
-            slack = B @ mu + np.asarray(kset.B_fixed) @ nu + g * np.asarray(kset.d)
+            fixed_part = np.asarray(kset.B_fixed) @ nu + g * np.asarray(kset.d)
+            slack = B @ mu + fixed_part
             if slack.min() < 0:
                 if not self.rho > 0:  # mu = 0 is forced: nothing can repair the slack
                     return None
-                deficit = np.maximum(-slack, 0.0) * (1.0 + 1e-9) + 1e-300
-                change = la.lstsq(B, deficit)[0]
-                if np.min(B @ change - deficit) < -1e-12 * max(1.0, float(deficit.max())):
-                    return None
-                mu = mu + change
-                if np.min(B @ mu + np.asarray(kset.B_fixed) @ nu + g * np.asarray(kset.d)) < 0:
+                # aim a little above 0, so that rounding in the repair cannot leave it below
+                margin = 1e-12 * (1.0 + float(np.max(np.abs(B @ mu))) + float(np.max(-slack)))
+                deficit = np.maximum(margin - slack, 0.0)
+                mu = mu + la.lstsq(B, deficit)[0]
+                if np.min(B @ mu + fixed_part) < 0:  # B without full row rank: no repair
                     return None
             if self.rho > 0:
                 value -= (float(mu @ mu) + float(nu @ nu)) / (2.0 * self.rho)
