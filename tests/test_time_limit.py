@@ -272,3 +272,23 @@ def test_pacer_probes_then_doubles_then_shrinks_near_the_deadline():
     assert sizes[0] == 4
     assert sizes[1] <= 8
     assert time.perf_counter() - start <= 0.2 + 0.05
+
+
+@pytest.mark.parametrize(
+    "driver",
+    [SMO(), FrankWolfe(), FrankWolfe(variant="mfw", sample_size=None), DCD()],
+    ids=["smo", "fw", "mfw", "dcd"],
+)
+def test_no_step_when_the_set_up_used_the_time(driver):
+    data = _ring(n=300)
+    if isinstance(driver, DCD):
+        model = WeightedSVM(data, fit_intercept=False)
+    elif isinstance(driver, SMO):
+        model = WeightedSVM(data, kernel=RBF(gamma=0.5))
+    else:
+        model = L2SVM(data, kernel=RBF(gamma=0.5))
+    of.solve(model, driver=driver)  # compiled
+    result = of.solve(model, driver=driver, time_limit=1e-6)
+    assert result.status is of.Status.TIME_LIMIT
+    assert result.iterations == 0
+    assert result.has_solution  # the start, evaluated on the model

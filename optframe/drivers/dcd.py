@@ -166,7 +166,9 @@ class DCD(Driver):
         epochs, eps, status = 0, float(self.pg_tol), Status.ITERATION_LIMIT
         gap = math.inf
         pacer = Pacer(start, options.time_limit, probe=1)  # an epoch is a pass over the data
-        while epochs < max_epochs:
+        if pacer.expired():  # the set-up used the time: no epoch
+            status = Status.TIME_LIMIT
+        while epochs < max_epochs and status is not Status.TIME_LIMIT:
             budget = pacer.budget(min(self.check_every, max_epochs - epochs))
             code, done, pg_range = core.run_epochs(
                 indptr, indices, data, target, lower, upper, qd, alpha, w, index, state,

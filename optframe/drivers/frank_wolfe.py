@@ -673,7 +673,9 @@ class FrankWolfe(Driver):
             else:
                 status = phase_status
         pacer = Pacer(start, options.time_limit)
-        while not shrunk:
+        if not shrunk and pacer.expired():  # the set-up used the time: no step
+            status = Status.TIME_LIMIT
+        while not shrunk and status is not Status.TIME_LIMIT:
             budget = pacer.budget(min(self.check_every, max_iter - steps))
             if budget <= 0:
                 break

@@ -401,7 +401,9 @@ class SMO(Driver):
         shrink_every = min(n, 1000)
         parallel = self.parallel_rows and threads > 1 and n >= PARALLEL_ROWS
         pacer = Pacer(start, options.time_limit)
-        while True:
+        if pacer.expired():  # the set-up used the time: no step
+            status = Status.TIME_LIMIT
+        while status is not Status.TIME_LIMIT:
             budget = pacer.budget(min(self.check_every, max_iter - steps))
             if budget <= 0:
                 break
