@@ -308,3 +308,57 @@ def test_an_empty_mat_file_found_by_name_is_a_data_error(tmp_path, monkeypatch):
 def test_every_error_above_is_an_optframe_error():
     for error in (DataError, ModelError, UnknownBackend, UnknownDriver):
         assert issubclass(error, OptframeError)
+
+
+# ------------------------------------------------------------------------------------ drivers
+def test_driver_options_take_numpy_scalars():
+    from optframe.drivers import DCD, SMO, AggregateDisaggregate, CoreVectorMachine, FrankWolfe
+
+    fw = FrankWolfe(
+        eps=np.float32(1e-4),
+        sample_size=np.int64(30),
+        init_size=np.int64(10),
+        check_every=np.int64(100),
+    )
+    assert (fw.eps, fw.sample_size, fw.init_size, fw.check_every) == (
+        pytest.approx(1e-4),
+        30,
+        10,
+        100,
+    )
+    assert type(fw.eps) is float
+    shrinking = FrankWolfe(
+        variant="mfw", shrinking=True, active_extra=np.int64(5), active_limit=np.float32(0.5)
+    )
+    assert (shrinking.active_extra, shrinking.active_limit) == (5, 0.5)
+    assert CoreVectorMachine(redraws=np.int64(3), eps=np.float32(1e-4)).redraws == 3
+    assert type(SMO(tol=np.float32(1e-3)).tol) is float
+    assert DCD(max_epochs=np.int64(5)).max_epochs == 5
+    assert AggregateDisaggregate(max_iter=np.int64(5)).max_iter == 5
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: d.FrankWolfe(check_every="5"),
+        lambda d: d.FrankWolfe(eps="1e-3"),
+        lambda d: d.FrankWolfe(sample_size=5.5),
+        lambda d: d.CoreVectorMachine(check_every="5"),
+        lambda d: d.CoreVectorMachine(redraws=True),
+        lambda d: d.SMO(tol="1e-3"),
+        lambda d: d.SMO(check_every="5"),
+        lambda d: d.SMO(threads="2"),
+        lambda d: d.DCD(tol="1e-3"),
+        lambda d: d.DCD(max_epochs="5"),
+        lambda d: d.ADMM(mu="1"),
+        lambda d: d.ADMM(adapt_ratio=math.nan),
+        lambda d: d.AggregateDisaggregate(tol="1e-3"),
+        lambda d: d.AggregateDisaggregate(max_iter="5"),
+        lambda d: d.AggregateDisaggregate(r0="0.1"),
+    ],
+)
+def test_driver_options_refuse_strings_with_a_model_error(make):
+    import optframe.drivers as drivers
+
+    with pytest.raises(ModelError, match="must be"):
+        make(drivers)

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
 from optframe.capabilities import ElasticNetKnowledge
+from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.admm_core import ADMMIteration
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
@@ -150,14 +151,13 @@ class ADMM(Driver):
     certify_tol: float = 1e-6
 
     def __post_init__(self) -> None:
-        if not (self.mu > 0 and math.isfinite(self.mu)):
-            raise ModelError(f"ADMM: mu must be finite and > 0; got {self.mu}")
+        set_real(self, "mu", "ADMM")
         if self.order not in ("gauss-seidel", "printed"):
             raise ModelError(f"ADMM: order must be 'gauss-seidel' or 'printed'; got {self.order!r}")
         if self.stop not in ("residual", "paper"):
             raise ModelError(f"ADMM: stop must be 'residual' or 'paper'; got {self.stop!r}")
-        if self.adapt_every < 1 or self.adapt_ratio <= 1:
-            raise ModelError("ADMM: adapt_every must be >= 1 and adapt_ratio > 1")
+        set_count(self, "adapt_every", "ADMM")
+        set_real(self, "adapt_ratio", "ADMM", low=1.0)
 
     # ------------------------------------------------------------------------------ the loop
     def iterate(

@@ -16,6 +16,7 @@ import numpy as np
 from optframe.backend import SolveOptions
 from optframe.data.aggregate import aggregate_samples
 from optframe.drivers import clusters as cl
+from optframe.drivers._checks import is_real, set_count, set_real
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.direct import Direct
 from optframe.errors import ModelError
@@ -99,10 +100,10 @@ class AggregateDisaggregate(Driver):
     warm_start: bool = True
 
     def __post_init__(self) -> None:
-        if self.r0 is not None and not 0 < self.r0 <= 1:
-            raise ModelError(f"AggregateDisaggregate: r0 must be in (0, 1]; got {self.r0}")
-        if not self.tol >= 0:
-            raise ModelError(f"AggregateDisaggregate: tol must be >= 0; got {self.tol}")
+        if self.r0 is not None and not (is_real(self.r0) and 0 < self.r0 <= 1):
+            raise ModelError(f"AggregateDisaggregate: r0 must be in (0, 1]; got {self.r0!r}")
+        set_real(self, "tol", "AggregateDisaggregate", strict=False)
+        set_count(self, "max_iter", "AggregateDisaggregate")
 
     # ----------------------------------------------------------------------------- set-up
     def _cluster_counts(self, model: Any, groups: np.ndarray, weights: np.ndarray) -> dict:

@@ -16,9 +16,14 @@ import numpy as np
 
 from optframe.backend import SolveOptions
 from optframe.drivers import fw_core as core
+from optframe.drivers._checks import set_count
 from optframe.drivers.base import Driver, RunContext
-from optframe.drivers.frank_wolfe import Problem, check_common, radius_gap_tolerance
-from optframe.errors import ModelError
+from optframe.drivers.frank_wolfe import (
+    Problem,
+    check_common,
+    normalize_common,
+    radius_gap_tolerance,
+)
 from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
@@ -76,10 +81,9 @@ class CoreVectorMachine(Driver):
 
     def __post_init__(self) -> None:
         check_common("CoreVectorMachine", self.eps, self.sample_size, self.init_size)
-        if not isinstance(self.redraws, int) or self.redraws < 1:
-            raise ModelError(f"CoreVectorMachine: redraws must be >= 1; got {self.redraws!r}")
-        if self.check_every < 1:
-            raise ModelError("CoreVectorMachine: check_every must be >= 1")
+        normalize_common(self)
+        set_count(self, "redraws", "CoreVectorMachine")
+        set_count(self, "check_every", "CoreVectorMachine")
 
     def gap_tolerance(self, options: SolveOptions) -> float:
         """``gap_tol``, else 1e-6 (``eps`` is the radius rule's tolerance, not a gap)."""

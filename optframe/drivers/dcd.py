@@ -20,9 +20,9 @@ from numpy.typing import NDArray
 from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual
 from optframe.drivers import dcd_core as core
+from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.pacing import Pacer
-from optframe.errors import ModelError
 from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
@@ -121,10 +121,10 @@ class DCD(Driver):
     check_every: int = 50
 
     def __post_init__(self) -> None:
-        if not self.tol > 0 or not self.pg_tol > 0:
-            raise ModelError(f"DCD: tol and pg_tol must be > 0; got {self.tol}, {self.pg_tol}")
-        if self.max_epochs < 1 or self.check_every < 1:
-            raise ModelError("DCD: max_epochs and check_every must be >= 1")
+        set_real(self, "tol", "DCD")
+        set_real(self, "pg_tol", "DCD")
+        set_count(self, "max_epochs", "DCD")
+        set_count(self, "check_every", "DCD")
 
     def missing(self, model: Model) -> list[str]:
         """The base check plus the model's own refusal of the box dual (intercept, kernel)."""

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from optframe.backend import SolveOptions
 from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
+from optframe.drivers._checks import check_count, is_count, is_real, set_count
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.pacing import Pacer
@@ -92,14 +93,21 @@ PREFETCH_BLOCK = 256
 
 def check_common(name: str, eps: float, sample_size: int | None, init_size: int) -> None:
     """Validate the options shared by FW, MFW and CVM (ModelError naming the bad one)."""
-    if not (isinstance(eps, int | float) and 0.0 < eps < 1.0):
+    if not (is_real(eps) and 0.0 < eps < 1.0):
         raise ModelError(f"{name}: eps must be in (0, 1); got {eps!r}")
-    if sample_size is not None and (not isinstance(sample_size, int) or sample_size < 1):
+    if sample_size is not None and not is_count(sample_size):
         raise ModelError(
             f"{name}: sample_size must be an integer >= 1 or None; got {sample_size!r}"
         )
-    if not isinstance(init_size, int) or init_size < 2:
-        raise ModelError(f"{name}: init_size must be an integer >= 2; got {init_size!r}")
+    check_count(init_size, "init_size", name, low=2)
+
+
+def normalize_common(driver: Any) -> None:
+    """Store the checked ``eps``, ``sample_size`` and ``init_size`` as float and ints."""
+    object.__setattr__(driver, "eps", float(driver.eps))
+    if driver.sample_size is not None:
+        object.__setattr__(driver, "sample_size", int(driver.sample_size))
+    object.__setattr__(driver, "init_size", int(driver.init_size))
 
 
 class Problem:
@@ -595,6 +603,7 @@ class FrankWolfe(Driver):
                 f"FrankWolfe: variant must be 'fw', 'mfw' or 'pfw'; got {self.variant!r}"
             )
         check_common("FrankWolfe", self.eps, self.sample_size, self.init_size)
+        normalize_common(self)
         if self.candidates not in ("union", "sample"):
             raise ModelError(
                 f"FrankWolfe: candidates must be 'union' or 'sample'; got {self.candidates!r}"
@@ -605,21 +614,18 @@ class FrankWolfe(Driver):
             raise ModelError(
                 "FrankWolfe: variant='pfw' has no closed forms; use radius='maintained'"
             )
-        if self.check_every < 1:
-            raise ModelError("FrankWolfe: check_every must be >= 1")
+        set_count(self, "check_every", "FrankWolfe")
         if self.shrinking:
             if self.radius != "maintained":
                 raise ModelError("FrankWolfe: shrinking needs radius='maintained'")
             if self.trace:
                 raise ModelError("FrankWolfe: trace is not available with shrinking")
-            if not isinstance(self.active_extra, int) or self.active_extra < 1:
-                raise ModelError(
-                    f"FrankWolfe: active_extra must be an integer >= 1; got {self.active_extra!r}"
-                )
-            if not (isinstance(self.active_limit, int | float) and 0 < self.active_limit <= 1):
+            set_count(self, "active_extra", "FrankWolfe")
+            if not (is_real(self.active_limit) and 0 < self.active_limit <= 1):
                 raise ModelError(
                     f"FrankWolfe: active_limit must be in (0, 1]; got {self.active_limit!r}"
                 )
+            object.__setattr__(self, "active_limit", float(self.active_limit))
 
     def gap_tolerance(self, options: SolveOptions) -> float:
         """``gap_tol``, else 1e-6 (``eps`` is the radius rule's tolerance, not a gap)."""

@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 from optframe.backend import SolveOptions
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
+from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext
 from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
@@ -301,18 +302,16 @@ class SMO(Driver):
     check_every: int = 2000
 
     def __post_init__(self) -> None:
-        if not self.tol > 0:
-            raise ModelError(f"SMO: tol must be > 0; got {self.tol}")
+        set_real(self, "tol", "SMO")
         if self.working_set not in ("second_order", "mvp"):
             raise ModelError(
                 f"SMO: working_set must be 'second_order' or 'mvp'; got {self.working_set!r}"
             )
         if self.stopping not in ("complete", "paper"):
             raise ModelError(f"SMO: stopping must be 'complete' or 'paper'; got {self.stopping!r}")
-        if self.check_every < 1:
-            raise ModelError("SMO: check_every must be >= 1")
-        if self.threads is not None and self.threads < 1:
-            raise ModelError(f"SMO: threads must be >= 1; got {self.threads}")
+        set_count(self, "check_every", "SMO")
+        if self.threads is not None:
+            set_count(self, "threads", "SMO")
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's dual by SMO and return the model's solution, objective and bound."""
