@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.capabilities import LinearBoxDual
+from optframe.duality import fill_subgradient
 from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 
-from ._certificate import fill_subgradient
 from ._common import eye, vector
 
 

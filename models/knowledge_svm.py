@@ -13,11 +13,11 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
+from optframe.duality import balance
 from optframe.errors import DataError, ModelError
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._certificate import balance
 from ._common import check_dataset, check_features, check_number, resolve_weights, scalar, vector
 
 __all__ = ["InfeasibleKnowledge", "KnowledgeBasedSVM", "KnowledgeSet"]

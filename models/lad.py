@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
+from optframe.duality import fill_subgradient, kink_set, project_null
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._certificate import fill_subgradient, kink_set, project_null
 from ._common import (
     check_dataset,
     check_features,

@@ -10,12 +10,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
+from optframe.duality import fill_subgradient, match_sum
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel, Linear, as_kernel
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._certificate import fill_subgradient, match_sum
 from ._common import (
     check_dataset,
     check_features,

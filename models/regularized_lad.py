@@ -11,11 +11,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import LinearBoxDual
 from optframe.data import Dataset
+from optframe.duality import balance, fill_subgradient
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
 from ._box_dual import FixedSampleDual, fixed_dual
-from ._certificate import balance, fill_subgradient
 from ._common import (
     check_dataset,
     check_features,

@@ -12,12 +12,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
+from optframe.duality import balance, fill_subgradient, kink_set
 from optframe.errors import DataError, ModelError
 from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._certificate import balance, fill_subgradient, kink_set
 from ._common import (
     check_dataset,
     check_features,

@@ -1,14 +1,15 @@
 r"""Dual-feasible points built from any solution: the pieces of every model's certificate.
 
-Each model's :meth:`dual_bound` builds a point of its dual's feasible set from whatever a solver or
-driver returned (its dual variables, or the loss's subgradient at the primal solution) with the
-operations here, then evaluates the dual objective; weak duality makes the value a lower bound.
+Each model's :meth:`~optframe.model.Model.dual_bound` (yours too) builds a point of its dual's
+feasible set from whatever a solver or driver returned (its dual variables, or the loss's
+subgradient at the primal solution) with the operations here, then evaluates the dual objective;
+weak duality makes the value a lower bound.
 
 * :func:`balance`: repair one equality row :math:`a^\top\theta = 0` over a box that contains 0 by
   scaling down the side (positive or negative terms) that is too large; the box is kept.
 * :func:`project_null`: the Euclidean projection onto :math:`\{A^\top\theta = 0\}` (least squares
   on the :math:`k \times k` normal equations, with one refinement step), then a scaling into a
-  symmetric box :math:`\lvert\theta_i\rvert \le u_i`, which keeps the equalities.
+  box :math:`\ell \le \theta \le u` that contains 0, which keeps the equalities.
 * :func:`fill_subgradient`: the entries of a subgradient that the primal does not fix (samples on
   a kink) chosen by least squares so that the stationarity equations hold, clipped to the box.
 """
@@ -73,13 +74,17 @@ def _solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArra
 
 
 def project_null(
-    A: NDArray[np.float64] | sp.sparray, theta: NDArray[np.float64], upper: NDArray[np.float64]
+    A: NDArray[np.float64] | sp.sparray,
+    theta: NDArray[np.float64],
+    upper: NDArray[np.float64],
+    lower: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    r"""A point of :math:`\{A^\top\theta = 0,\ \lvert\theta\rvert \le u\}` near ``theta``.
+    r"""A point of :math:`\{A^\top\theta = 0,\ \ell \le \theta \le u\}` near ``theta``.
 
-    Rows with :math:`u_i = 0` are fixed at 0; the others are projected onto the null space of
-    their :math:`A^\top` (two least-squares passes against rounding), then the whole vector is
-    divided by :math:`\max(1, \max_i \lvert\theta_i\rvert / u_i)`.
+    Rows whose box is :math:`\{0\}` are fixed at 0; the others are projected onto the null
+    space of their :math:`A^\top` (two least-squares passes against rounding), then the whole
+    vector is divided by the largest of 1, :math:`\theta_i / u_i` and :math:`\theta_i/\ell_i`,
+    which keeps the equalities (the box must contain 0).
 
     Parameters
     ----------
@@ -88,10 +93,13 @@ def project_null(
     theta : array (n,)
         The starting point.
     upper : array (n,)
-        The box :math:`u \ge 0`.
+        The box's upper end :math:`u \ge 0`.
+    lower : array (n,), optional
+        Its lower end :math:`\ell \le 0`; default :math:`-u`.
     """
-    theta = np.where(upper > 0, np.asarray(theta, dtype=np.float64), 0.0)
-    free = upper > 0
+    lower = -upper if lower is None else lower
+    free = (upper > 0) | (lower < 0)
+    theta = np.where(free, np.asarray(theta, dtype=np.float64), 0.0)
     A_free = A[free] if not free.all() else A
     if A_free.shape[0] == 0:
         return theta
@@ -102,7 +110,9 @@ def project_null(
         rhs = np.asarray(A_free.T @ part, dtype=np.float64).reshape(-1)
         part = part - np.asarray(A_free @ _solve_normal(gram, rhs)).reshape(-1)
     theta[free] = part
-    excess = float(np.max(np.abs(part) / upper[free])) if part.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(part > 0, part / upper[free], np.where(part < 0, part / lower[free], 0))
+    excess = float(np.max(ratio, initial=0.0))
     if excess > 1.0:
         theta /= excess
     return theta
