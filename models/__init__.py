@@ -1,5 +1,6 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
 
+from .dask_models import DaskLADRegression, DaskWeightedSVM
 from .knowledge_svm import KnowledgeBasedSVM, KnowledgeSet
 from .l2svm import L2SVM
 from .lad import LADRegression
@@ -10,6 +11,8 @@ from .weighted_svm import WeightedSVM
 
 __all__ = [
     "L2SVM",
+    "DaskLADRegression",
+    "DaskWeightedSVM",
     "KnowledgeBasedSVM",
     "KnowledgeSet",
     "LADRegression",
