@@ -148,6 +148,11 @@ class AggregateDisaggregate(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run AID on ``model``; every figure reported is on the original model."""
+        if getattr(model, "chunk_loss", None) is not None:
+            # samples in chunks on a Dask cluster: the same loop, each pass a map over chunks
+            from optframe.drivers.aid_dask import run_on_chunks
+
+            return run_on_chunks(self, model, context)
         start = time.perf_counter()
         aid: Any = model
         options = context.options
