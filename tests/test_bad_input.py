@@ -6,7 +6,6 @@ accepted, or with a numpy scalar refused.
 """
 
 import math
-import os
 import re
 from pathlib import Path
 
@@ -262,22 +261,6 @@ def test_an_unreadable_data_folder_is_a_data_error(tmp_path, monkeypatch):
         load_dataset("cpusmall")
     with pytest.raises(DataError, match="Could not read the data folder"):
         of.data.list_datasets()
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders without read permission")
-def test_an_unreadable_data_folder_for_real(tmp_path, monkeypatch):  # pragma: no cover
-    root = tmp_path / "shared"
-    (root / "pmlb").mkdir(parents=True)
-    root.chmod(0)
-    try:
-        monkeypatch.setenv("OPTFRAME_DATA", str(root))
-        monkeypatch.setenv("OPTFRAME_OFFLINE", "1")
-        with pytest.raises(
-            DataError, match=rf"Could not read the data folder {re.escape(str(root))} "
-        ):
-            load_dataset("cpusmall")
-    finally:
-        root.chmod(0o755)
 
 
 def test_an_empty_mat_file_is_a_data_error(tmp_path):
