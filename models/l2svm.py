@@ -422,7 +422,14 @@ class L2SVM(Model):
         """
         given = alpha
         alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
-        _, wnorm2 = self._margins({"alpha": given})  # the given array: meets the margins cache
+        last = self.__dict__.get("_last_margins")
+        if self.is_linear or (last is not None and last[0] is given):
+            _, wnorm2 = self._margins({"alpha": given})  # the margins cache, or cheap
+        else:  # the kernel among the support vectors only
+            support = np.flatnonzero(alpha > 0)
+            v = alpha[support] * self._y[support]
+            rows = self.data.X[support]
+            wnorm2 = float(v @ kernel_product(self.kernel, rows, rows, v))
         b = float(alpha @ self._y)
         return -0.5 * (wnorm2 + b * b + float(alpha @ alpha) / self.C)
 

@@ -237,6 +237,13 @@ class PULearning(Model):
 
     def _sum_kpp(self) -> float:
         r""":math:`\mathbf 1^\top K_{PP} \mathbf 1` (in blocks; :math:`\lVert\sum_P x\rVert^2`)."""
+        cached = self.__dict__.get("_kpp_cache")
+        if cached is None:
+            cached = self._compute_sum_kpp()
+            object.__setattr__(self, "_kpp_cache", cached)
+        return cached
+
+    def _compute_sum_kpp(self) -> float:
         XP = self._rows(self._P)
         if self.is_linear:
             s = np.asarray(XP.sum(axis=0)).ravel()
@@ -244,7 +251,14 @@ class PULearning(Model):
         return float(kernel_product(self.kernel, XP, XP, np.ones(self._P.size)).sum())
 
     def _kpu_sum(self) -> NDArray[np.float64]:
-        r""":math:`(K_{UP} \mathbf 1)_u` for every unlabeled row."""
+        r""":math:`(K_{UP} \mathbf 1)_u` for every unlabeled row (computed once per model)."""
+        cached = self.__dict__.get("_kpu_cache")
+        if cached is None:
+            cached = self._compute_kpu_sum()
+            object.__setattr__(self, "_kpu_cache", cached)
+        return cached
+
+    def _compute_kpu_sum(self) -> NDArray[np.float64]:
         XP, XU = self._rows(self._P), self._rows(self._U)
         if self.is_linear:
             return np.asarray(XU @ np.asarray(XP.sum(axis=0)).ravel()).ravel()
@@ -337,7 +351,9 @@ class PULearning(Model):
             v = np.asarray(XU.T @ sigma).ravel()
             quad = 0.5 * float(v @ v)
         else:
-            quad = 0.5 * float(sigma @ kernel_product(self.kernel, XU, XU, sigma))
+            support = np.flatnonzero(sigma)  # the kernel among the support only
+            rows, weights = XU[support], sigma[support]
+            quad = 0.5 * float(weights @ kernel_product(self.kernel, rows, rows, weights))
         G = (
             quad
             - self.c1 * float(self._kpu_sum() @ sigma)
