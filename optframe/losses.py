@@ -1,0 +1,459 @@
+r"""Convex piecewise linear-quadratic (PLQ) losses, each declared once by its pieces.
+
+Every loss is written in the form of ReHLine (Dai and Qiu, 2023),
+
+.. math::
+
+    \ell(a) = \sum_{l=1}^{L} \operatorname{relu}(u_l a + v_l)
+    + \sum_{h=1}^{H} \operatorname{rehu}_{\tau_h}(s_h a + t_h),
+
+with :math:`\operatorname{relu}(x) = \max(x, 0)` and the rectified Huber function
+:math:`\operatorname{rehu}_\tau(x) = 0` for :math:`x \le 0`, :math:`x^2/2` for
+:math:`0 < x \le \tau`, :math:`\tau(x - \tau/2)` for :math:`x > \tau` (:math:`\tau` may be
+:math:`\infty`). Every such sum is convex and non-negative. The argument :math:`a` is the margin
+:math:`y_i f(x_i)` of a ``"classification"`` loss and the residual :math:`y_i - f(x_i)` of a
+``"regression"`` loss (the attribute ``kind``).
+
+From the pieces alone each loss derives its value, its one-sided derivatives and kinks, and its
+Fenchel conjugate :math:`\ell^*(\beta) = \sup_a \beta a - \ell(a)`. Writing
+:math:`\operatorname{relu}(x) = \max_{0 \le \lambda \le 1} \lambda x` and
+:math:`\operatorname{rehu}_\tau(x) = \max_{0 \le \gamma \le \tau} \gamma x - \gamma^2/2` shows that
+
+.. math::
+
+    \ell^*(\beta) = \min_{\lambda, \gamma} \Bigl\{ \sum_h \tfrac12\gamma_h^2 - \sum_l \lambda_l v_l
+    - \sum_h \gamma_h t_h \;:\; \sum_l \lambda_l u_l + \sum_h \gamma_h s_h = \beta,\;
+    0 \le \lambda \le 1,\; 0 \le \gamma \le \tau \Bigr\},
+
+finite on :math:`[\beta_-, \beta_+]` with :math:`\beta_\pm = \lim_{a \to \pm\infty}\ell'(a)`, an
+interval that contains 0. :meth:`PLQLoss.conjugate` evaluates it exactly as
+:math:`\max_k \sup_{a \in I_k} \beta a - \ell(a)` over the intervals :math:`I_k` between the
+breakpoints, on each of which :math:`\ell` is one quadratic.
+
+A new loss is declared in one expression, for example the squared epsilon-insensitive loss:
+
+>>> from optframe.losses import PLQLoss
+>>> squared_eps = PLQLoss(rehu=[(1.0, -0.5, float("inf")), (-1.0, -0.5, float("inf"))])
+>>> float(squared_eps.value(1.5)[0])
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.errors import ModelError
+
+KINDS = ("classification", "regression")
+
+
+def _pieces(rows: Iterable[Any], width: int, what: str) -> NDArray[np.float64]:
+    try:
+        table = np.array([tuple(row) for row in rows], dtype=np.float64).reshape(-1, width)
+    except (TypeError, ValueError):
+        raise ModelError(
+            f"{what} pieces must be tuples of {width} numbers, for example "
+            f"{'(u, v)' if width == 2 else '(s, t, tau)'}; got {rows!r}"
+        ) from None
+    return table
+
+
+class PLQLoss:
+    r"""A convex PLQ loss: ReLU pieces :math:`(u, v)` and ReHU pieces :math:`(s, t, \tau)`.
+
+    Parameters
+    ----------
+    relu : iterable of (u, v)
+        The terms :math:`\operatorname{relu}(u a + v)`; finite numbers.
+    rehu : iterable of (s, t, tau)
+        The terms :math:`\operatorname{rehu}_\tau(s a + t)`; :math:`s, t` finite, :math:`\tau > 0`
+        (``float("inf")`` for a one-sided square).
+    kind : {"regression", "classification"}
+        Whether :math:`a` is the residual :math:`y - f(x)` or the margin :math:`y f(x)`.
+
+    Raises
+    ------
+    ModelError
+        If a piece is not a tuple of finite numbers, a :math:`\tau` is not positive, there is no
+        piece at all, or ``kind`` is unknown.
+
+    Examples
+    --------
+    The hinge loss :math:`\max(0, 1 - a)` of a margin :math:`a`:
+
+    >>> hinge = PLQLoss(relu=[(-1.0, 1.0)], kind="classification")
+    >>> hinge.value([-1.0, 0.5, 2.0])
+    array([2. , 0.5, 0. ])
+    >>> hinge.conjugate_domain, float(hinge.conjugate(-0.25)[0])
+    ((-1.0, 0.0), -0.25)
+    """
+
+    kind: str = "regression"
+
+    def __init__(
+        self,
+        relu: Iterable[tuple[float, float]] = (),
+        rehu: Iterable[tuple[float, float, float]] = (),
+        kind: str | None = None,
+    ) -> None:
+        name = type(self).__name__
+        if kind is not None:
+            if kind not in KINDS:
+                raise ModelError(f"{name}: kind must be one of {KINDS}; got {kind!r}")
+            self.kind = kind
+        relu_table, rehu_table = _pieces(relu, 2, "relu"), _pieces(rehu, 3, "rehu")
+        if relu_table.size + rehu_table.size == 0:
+            raise ModelError(f"{name}: a loss needs at least one relu or rehu piece")
+        if not (np.all(np.isfinite(relu_table)) and np.all(np.isfinite(rehu_table[:, :2]))):
+            raise ModelError(f"{name}: the coefficients u, v, s, t must be finite numbers")
+        if np.any(~(rehu_table[:, 2] > 0)):
+            raise ModelError(f"{name}: every rehu tau must be > 0 (inf allowed)")
+        self.u, self.v = relu_table[:, 0].copy(), relu_table[:, 1].copy()
+        self.s, self.t, self.rehu_tau = (rehu_table[:, k].copy() for k in range(3))
+        for array in (self.u, self.v, self.s, self.t, self.rehu_tau):
+            array.flags.writeable = False
+        self._jumps = np.unique(-self.v[self.u != 0] / self.u[self.u != 0])
+        self._relu_slopes = self._relu_slope_at(_midpoints(self._jumps))
+        self._segments = self._build_segments()
+
+    # ----------------------------------------------------------------------------- description
+    @property
+    def relu_pieces(self) -> list[tuple[float, float]]:
+        """The :math:`(u_l, v_l)` pairs."""
+        return [(float(u), float(v)) for u, v in zip(self.u, self.v, strict=True)]
+
+    @property
+    def rehu_pieces(self) -> list[tuple[float, float, float]]:
+        r"""The :math:`(s_h, t_h, \tau_h)` triples."""
+        return [tuple(map(float, p)) for p in zip(self.s, self.t, self.rehu_tau, strict=True)]  # type: ignore[misc]
+
+    @property
+    def is_piecewise_linear(self) -> bool:
+        """Whether the loss has no ReHU piece (then, without a quadratic penalty, an LP)."""
+        return self.s.size == 0
+
+    @property
+    def is_classification(self) -> bool:
+        """Whether :math:`a` is the margin :math:`y f(x)` (labels in {-1, +1})."""
+        return self.kind == "classification"
+
+    def __repr__(self) -> str:
+        return f"PLQLoss(relu={self.relu_pieces}, rehu={self.rehu_pieces}, kind={self.kind!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PLQLoss):
+            return NotImplemented
+        return (
+            self.kind == other.kind
+            and self.relu_pieces == other.relu_pieces
+            and self.rehu_pieces == other.rehu_pieces
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, tuple(self.relu_pieces), tuple(self.rehu_pieces)))
+
+    # ---------------------------------------------------------------------------------- values
+    def value(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell(a)`, elementwise."""
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        out = np.zeros(a.shape)
+        for u, v in zip(self.u, self.v, strict=True):
+            out += np.maximum(u * a + v, 0.0)
+        for s, t, tau in zip(self.s, self.t, self.rehu_tau, strict=True):
+            out += _rehu(s * a + t, tau)
+        return out
+
+    def _relu_slope_at(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.zeros(a.shape)
+        for u, v in zip(self.u, self.v, strict=True):
+            out += np.where(u * a + v > 0, u, 0.0)
+        return out
+
+    def _rehu_slope(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.zeros(a.shape)
+        for s, t, tau in zip(self.s, self.t, self.rehu_tau, strict=True):
+            out += s * np.clip(s * a + t, 0.0, tau)
+        return out
+
+    def subdifferential(self, a: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r"""The one-sided derivatives :math:`\ell'_\pm(a)`, the ends of :math:`\partial\ell(a)`.
+
+        They differ only at a kink (a breakpoint of a ReLU piece, see :meth:`kink_distance`).
+        """
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        k = np.searchsorted(self._jumps, a, side="left")
+        jumps = np.append(self._jumps, np.nan)  # k == size: past the last kink
+        at_jump = jumps[k] == a
+        left = self._relu_slopes[k]
+        right = self._relu_slopes[np.where(at_jump, k + 1, k)]
+        rehu = self._rehu_slope(a)
+        return left + rehu, right + rehu
+
+    def derivative(self, a: ArrayLike) -> NDArray[np.float64]:
+        r"""A subgradient of :math:`\ell` at :math:`a`: the midpoint of :math:`\partial\ell(a)`."""
+        left, right = self.subdifferential(a)
+        return 0.5 * (left + right)
+
+    def kink_distance(self, a: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r"""``(a - k, k)``: the signed distance to the nearest kink :math:`k` and the kink.
+
+        Kinks are the points where :math:`\ell'` jumps (the breakpoints :math:`-v_l/u_l` of the
+        ReLU pieces). Without kinks the distance is ``inf`` and ``k`` is ``nan``.
+        """
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        if self._jumps.size == 0:
+            return np.full(a.shape, np.inf), np.full(a.shape, np.nan)
+        k = np.clip(np.searchsorted(self._jumps, a), 1, self._jumps.size) - 1
+        nearest = self._jumps[k]
+        upper = self._jumps[np.minimum(k + 1, self._jumps.size - 1)]
+        nearest = np.where(np.abs(upper - a) < np.abs(nearest - a), upper, nearest)
+        return a - nearest, nearest
+
+    def kinks(self, a: ArrayLike, tol: float = 0.0) -> NDArray[np.bool_]:
+        """Which entries of ``a`` lie within ``tol`` of a kink."""
+        distance, _ = self.kink_distance(a)
+        return np.abs(distance) <= tol
+
+    # ------------------------------------------------------------------------------- conjugate
+    def _build_segments(self) -> list[tuple[float, float, float, float, float, float]]:
+        # Breakpoints of the relu pieces and of both ends of every rehu quadratic; on each
+        # interval between them the loss is one quadratic: (lo, hi, mid, l(mid), l'(mid), curv).
+        points = [self._jumps]
+        nonzero = self.s != 0
+        s, t, tau = self.s[nonzero], self.t[nonzero], self.rehu_tau[nonzero]
+        points.append(-t / s)
+        finite = np.isfinite(tau)
+        points.append((tau[finite] - t[finite]) / s[finite])
+        edges = np.unique(np.concatenate(points))
+        mids = _midpoints(edges)
+        bounds = np.concatenate([[-np.inf], edges, [np.inf]])
+        values = self.value(mids)
+        slopes = self._relu_slope_at(mids) + self._rehu_slope(mids)
+        curvature = np.zeros(mids.shape)
+        for s_h, t_h, tau_h in zip(self.s, self.t, self.rehu_tau, strict=True):
+            z = s_h * mids + t_h
+            curvature += np.where((z > 0) & (z < tau_h), s_h * s_h, 0.0)
+        return [
+            (bounds[k], bounds[k + 1], mids[k], values[k], slopes[k], curvature[k])
+            for k in range(mids.size)
+        ]
+
+    @property
+    def conjugate_domain(self) -> tuple[float, float]:
+        r"""The interval :math:`[\beta_-, \beta_+]` where :math:`\ell^*` is finite.
+
+        :math:`\beta_\pm = \lim_{a\to\pm\infty} \ell'(a)`: the slopes of the outer pieces, or
+        :math:`\mp\infty` where a one-sided square (:math:`\tau = \infty`) grows without bound.
+        It always contains 0, since :math:`\ell \ge 0`.
+        """
+        first, last = self._segments[0], self._segments[-1]
+        lo = first[4] if first[5] == 0 else -math.inf
+        hi = last[4] if last[5] == 0 else math.inf
+        return float(lo), float(hi)
+
+    def conjugate(self, beta: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell^*(\beta) = \sup_a \beta a - \ell(a)` elementwise; ``inf`` off its domain.
+
+        Exact: on each interval :math:`[b_k, b_{k+1}]` between breakpoints
+        :math:`\ell(a) = \ell(m) + g(a - m) + \tfrac\kappa2 (a - m)^2` around its midpoint
+        :math:`m`, so the supremum over it is reached at
+        :math:`\operatorname{clip}(m + (\beta - g)/\kappa, b_k, b_{k+1})` (at an end when
+        :math:`\kappa = 0`); :math:`\ell^*(\beta)` is the largest of these.
+        """
+        beta = np.atleast_1d(np.asarray(beta, dtype=np.float64))
+        best = np.full(beta.shape, -np.inf)
+        for lo, hi, mid, value, slope, curvature in self._segments:
+            excess = beta - slope
+            if curvature > 0:
+                step = np.clip(excess / curvature, lo - mid, hi - mid)
+                gain = excess * step - 0.5 * curvature * step * step
+            else:
+                end = np.where(excess > 0, hi - mid, np.where(excess < 0, lo - mid, 0.0))
+                with np.errstate(invalid="ignore"):
+                    gain = np.where(excess == 0, 0.0, excess * end)
+            best = np.maximum(best, beta * mid - value + gain)
+        return best
+
+    def zero_set(self) -> tuple[float, float] | None:
+        r"""The interval where :math:`\ell = 0` (every piece's argument :math:`\le 0`), or None."""
+        lo, hi = -math.inf, math.inf
+        for slope, offset in (*zip(self.u, self.v, strict=True), *zip(self.s, self.t, strict=True)):
+            if slope > 0:
+                hi = min(hi, -offset / slope)
+            elif slope < 0:
+                lo = max(lo, -offset / slope)
+            elif offset > 0:
+                return None
+        return (float(lo), float(hi)) if lo <= hi else None
+
+
+def _rehu(x: NDArray[np.float64], tau: float) -> NDArray[np.float64]:
+    positive = np.maximum(x, 0.0)
+    if math.isinf(tau):
+        return 0.5 * positive * positive
+    inside = np.minimum(positive, tau)
+    return 0.5 * inside * inside + tau * (positive - inside)
+
+
+def _midpoints(edges: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A point inside each interval cut by the sorted ``edges`` (one point if there are none)."""
+    if edges.size == 0:
+        return np.zeros(1)
+    inner = 0.5 * (edges[:-1] + edges[1:])
+    return np.concatenate([[edges[0] - 1.0], inner, [edges[-1] + 1.0]])
+
+
+def _check_number(value: Any, name: str, owner: str, low: float, high: float) -> float:
+    if isinstance(value, bool | np.bool_):
+        value = None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (low <= number <= high) or math.isnan(number):
+        raise ModelError(
+            f"{owner}: {name} must be a number in {_interval(low, high)}; got {value!r}"
+        )
+    return number
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{low:g}, {high:g}]".replace("[-inf", "(-inf").replace("inf]", "inf)")
+
+
+class Hinge(PLQLoss):
+    r"""The hinge loss :math:`\max(0, 1 - a)` of the margin.
+
+    :math:`\ell^*(\beta) = \beta` on [-1, 0].
+    """
+
+    kind = "classification"
+
+    def __init__(self) -> None:
+        super().__init__(relu=[(-1.0, 1.0)])
+
+    def __repr__(self) -> str:
+        return "Hinge()"
+
+
+class SquaredHinge(PLQLoss):
+    r"""The squared hinge :math:`\max(0, 1 - a)^2` of the margin.
+
+    :math:`\ell^*(\beta) = \beta + \beta^2/4` for :math:`\beta \le 0`. One ReHU piece:
+    :math:`\operatorname{rehu}_\infty(\sqrt2 (1 - a))`.
+    """
+
+    kind = "classification"
+
+    def __init__(self) -> None:
+        root = math.sqrt(2.0)
+        super().__init__(rehu=[(-root, root, math.inf)])
+
+    def __repr__(self) -> str:
+        return "SquaredHinge()"
+
+
+class DoubleHinge(PLQLoss):
+    r"""du Plessis' double hinge :math:`\max(0, -a, (1 - a)/2)` of the margin :math:`a = y f`.
+
+    For a negative label (:math:`a = -f`) it is :math:`\max(0, f, (1 + f)/2)`, the loss the PU
+    risk puts on its unlabeled samples (:class:`~optframe.models.PULearning`). Pieces
+    :math:`\operatorname{relu}((1 - a)/2) + \operatorname{relu}((-1 - a)/2)`;
+    :math:`\ell^*(\beta) = \max(\beta, -1 - \beta)` on :math:`[-1, 0]`.
+    """
+
+    kind = "classification"
+
+    def __init__(self) -> None:
+        super().__init__(relu=[(-0.5, 0.5), (-0.5, -0.5)])
+
+    def __repr__(self) -> str:
+        return "DoubleHinge()"
+
+
+class Absolute(PLQLoss):
+    r"""The absolute loss :math:`\lvert a\rvert` of the residual; :math:`\ell^* = 0` on [-1, 1]."""
+
+    kind = "regression"
+
+    def __init__(self) -> None:
+        super().__init__(relu=[(1.0, 0.0), (-1.0, 0.0)])
+
+    def __repr__(self) -> str:
+        return "Absolute()"
+
+
+class Pinball(PLQLoss):
+    r"""The pinball (check) loss :math:`\max(\tau a, (\tau - 1) a)` of the residual.
+
+    :math:`\ell^* = 0` on :math:`[\tau - 1, \tau]`. ``tau`` must lie in (0, 1) (ModelError).
+    """
+
+    kind = "regression"
+
+    def __init__(self, tau: float = 0.5) -> None:
+        self.tau = _check_number(tau, "tau", "Pinball", 0.0, 1.0)
+        if self.tau in (0.0, 1.0):
+            raise ModelError(f"Pinball: tau must lie strictly between 0 and 1; got {tau!r}")
+        super().__init__(relu=[(self.tau, 0.0), (self.tau - 1.0, 0.0)])
+
+    def __repr__(self) -> str:
+        return f"Pinball(tau={self.tau!r})"
+
+
+class EpsilonInsensitive(PLQLoss):
+    r"""Vapnik's epsilon-insensitive loss :math:`\max(0, \lvert a\rvert - \epsilon)`.
+
+    :math:`\ell^*(\beta) = \epsilon\lvert\beta\rvert` on [-1, 1]. ``epsilon`` must be finite and
+    :math:`\ge 0` (ModelError).
+    """
+
+    kind = "regression"
+
+    def __init__(self, epsilon: float = 0.1) -> None:
+        self.epsilon = _check_number(epsilon, "epsilon", "EpsilonInsensitive", 0.0, math.inf)
+        if math.isinf(self.epsilon):
+            raise ModelError(f"EpsilonInsensitive: epsilon must be finite; got {epsilon!r}")
+        super().__init__(relu=[(1.0, -self.epsilon), (-1.0, -self.epsilon)])
+
+    def __repr__(self) -> str:
+        return f"EpsilonInsensitive(epsilon={self.epsilon!r})"
+
+
+class Huber(PLQLoss):
+    r"""Huber's loss of the residual, quadratic on :math:`[-\delta, \delta]`.
+
+    :math:`a^2/2` for :math:`\lvert a\rvert \le \delta`, else
+    :math:`\delta(\lvert a\rvert - \delta/2)`; pieces
+    :math:`\operatorname{rehu}_\delta(a) + \operatorname{rehu}_\delta(-a)`;
+    :math:`\ell^*(\beta) = \beta^2/2` on :math:`[-\delta, \delta]`. ``delta`` must be finite and
+    :math:`> 0` (ModelError).
+    """
+
+    kind = "regression"
+
+    def __init__(self, delta: float = 1.0) -> None:
+        self.delta = _check_number(delta, "delta", "Huber", 0.0, math.inf)
+        if self.delta == 0.0 or math.isinf(self.delta):
+            raise ModelError(f"Huber: delta must be finite and > 0; got {delta!r}")
+        super().__init__(rehu=[(1.0, 0.0, self.delta), (-1.0, 0.0, self.delta)])
+
+    def __repr__(self) -> str:
+        return f"Huber(delta={self.delta!r})"
+
+
+__all__ = [
+    "Absolute",
+    "DoubleHinge",
+    "EpsilonInsensitive",
+    "Hinge",
+    "Huber",
+    "PLQLoss",
+    "Pinball",
+    "SquaredHinge",
+]
