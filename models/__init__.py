@@ -1,6 +1,7 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
 
 from .dask_models import DaskLADRegression, DaskWeightedSVM
+from .empirical_risk import EmpiricalRisk
 from .knowledge_svm import KnowledgeBasedSVM, KnowledgeSet
 from .l2svm import L2SVM
 from .lad import LADRegression
@@ -13,6 +14,7 @@ __all__ = [
     "L2SVM",
     "DaskLADRegression",
     "DaskWeightedSVM",
+    "EmpiricalRisk",
     "KnowledgeBasedSVM",
     "KnowledgeSet",
     "LADRegression",

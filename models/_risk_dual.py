@@ -1,0 +1,122 @@
+r"""The certificate of :class:`~optframe.models.EmpiricalRisk`: its Fenchel dual, from its pieces.
+
+With :math:`c_i = C s_i`, the loss argument :math:`a_i = p_i + q_i f_i` (:math:`p_i = 0, q_i = y_i`
+for a margin; :math:`p_i = y_i, q_i = -1` for a residual; :math:`q_i^2 = 1`) and
+:math:`f_i = x_i^\top w + b`, let :math:`\theta_i` be any loss multiplier with
+:math:`\theta_i / c_i \in \operatorname{dom}\ell^*` and :math:`v_i = -q_i\theta_i`. Fenchel-Young's
+inequality twice, :math:`c_i\ell(a_i) \ge \theta_i a_i - c_i\ell^*(\theta_i/c_i)` and
+:math:`P(w) \ge (X^\top v)^\top w - P^*(X^\top v)`, and
+:math:`\sum_i \theta_i a_i = \sum_i \theta_i p_i - (X^\top v)^\top w - b\,\mathbf 1^\top v` give,
+when :math:`\mathbf 1^\top v = 0` (the intercept's row; no row without intercept),
+
+.. math::
+
+    P(w) + \sum_i c_i \ell(a_i) \;\ge\; D(\theta) = \sum_i \bigl(\theta_i p_i
+    - c_i\,\ell^*(\theta_i / c_i)\bigr) - P^*(X^\top v)
+
+for every :math:`(w, b)`: a lower bound whatever produced :math:`\theta`. :func:`dual_value`
+first makes :math:`\theta` feasible exactly: clipped into :math:`c_i \operatorname{dom}\ell^*`
+(which contains 0), the intercept's row by :func:`~._certificate.balance`, the lasso's
+:math:`\lVert X^\top v\rVert_\infty \le \rho_1` by a scaling, and without a penalty
+:math:`X^\top v = 0` by a projection (then a scaling back into the box). Each step moves
+:math:`v` towards 0 or keeps the previous constraints.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.duality import balance, fill_subgradient, kink_set, project_null
+
+if TYPE_CHECKING:
+    from .empirical_risk import EmpiricalRisk
+
+
+def _box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""The box :math:`c_i \operatorname{dom}\ell^*` of :math:`\theta` (ends may be inf)."""
+    lo, hi = model.loss.conjugate_domain
+    c = model.costs
+    with np.errstate(invalid="ignore"):
+        low, high = np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0)
+    return low, high
+
+
+def _scale_into(v: NDArray, low: NDArray, high: NDArray) -> NDArray[np.float64]:
+    """``v`` times the largest factor in [0, 1] that keeps it in ``[low, high]`` (which holds 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(v > high, high / v, np.where(v < low, low / v, 1.0))
+    return v * max(0.0, min(1.0, float(np.min(ratios)) if ratios.size else 1.0))
+
+
+def _rows(model: EmpiricalRisk, columns: NDArray[np.bool_] | None = None) -> Any:
+    r""":math:`[X_{:,J}, \mathbf 1]` (the ones only with an intercept): stationarity's rows."""
+    X = model.data.X if columns is None else model.data.X[:, np.flatnonzero(columns)]
+    if not model.fit_intercept:
+        return X
+    ones = np.ones((model.data.n_samples, 1))
+    return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
+
+
+def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64]) -> float:
+    r""":math:`D(\theta)` after the repairs of the module's docstring: a proven lower bound."""
+    low, high = _box(model)
+    theta = np.clip(np.nan_to_num(theta), low, high)
+    q, X, pen = model.slope, model.data.X, model.penalty_term
+    v = -q * theta
+    v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
+    if pen.l1 == 0 and pen.l2 == 0:  # no penalty: X'v = 0 (and 1'v = 0)
+        free = np.where(model.costs > 0, np.inf, 0.0)
+        v = _scale_into(project_null(_rows(model), v, free), v_low, v_high)
+    else:
+        if model.fit_intercept:
+            v = balance(v, np.ones_like(v))
+        scale = pen.dual_scale(np.asarray(X.T @ v, dtype=np.float64))
+        v = v * (1.0 if scale is None else scale)
+    theta = -q * v
+    c = model.costs
+    counted = c > 0
+    lo, hi = model.loss.conjugate_domain
+    beta = np.clip(theta[counted] / c[counted], lo, hi)
+    loss_part = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
+    penalty_part = pen.conjugate(np.asarray(X.T @ v, dtype=np.float64))
+    return loss_part - penalty_part
+
+
+def subgradient_theta(
+    model: EmpiricalRisk, w: NDArray, b: float, tol: float = 1e-7
+) -> NDArray[np.float64]:
+    r"""A multiplier :math:`\theta \in c\,\partial\ell(a)` at :math:`(w, b)`, kinks filled.
+
+    :math:`\theta_i = c_i\ell'(a_i)` off the kinks. Samples within ``tol`` (relative to
+    :math:`\max(1, \max_i\lvert p_i\rvert)`) of a kink count as on it, and, without a quadratic
+    part, at least as many nearest samples as the stationarity has equations; their
+    :math:`\theta_i` is chosen in :math:`c_i[\ell'_-(k_i), \ell'_+(k_i)]` by least squares so that
+    :math:`X^\top v \in \partial P(w)` and :math:`\mathbf 1^\top v = 0`
+    (:func:`~._certificate.fill_subgradient`), with :math:`w_j` within ``tol`` (relative to
+    :math:`\max(1, \lVert w\rVert_\infty)`) of 0 counted as 0. Any ``tol`` gives a valid
+    multiplier; the best one depends on how far the point is from an optimum.
+    """
+    loss, pen, c, q = model.loss, model.penalty_term, model.costs, model.slope
+    a = model.argument(w, b)
+    theta = c * loss.derivative(a)
+    distance, kink = loss.kink_distance(a)
+    if not np.isfinite(distance).any():
+        return theta
+    target, fixed = pen.subgradient(w, tol * max(1.0, float(np.max(np.abs(w), initial=0.0))))
+    equations = int(fixed.sum()) + int(model.fit_intercept)
+    linear = loss.is_piecewise_linear and not pen.is_quadratic
+    scale = max(1.0, float(np.max(np.abs(model.offset))))
+    near = kink_set(distance, equations if linear else 0, tol * scale) & (c > 0)
+    if not near.any() or equations == 0:
+        return theta
+    left, right = loss.subdifferential(np.where(near, kink, a))
+    lo, hi = c * left, c * right
+    v_lo, v_hi = np.minimum(-q * lo, -q * hi), np.maximum(-q * lo, -q * hi)
+    rows = _rows(model, fixed)
+    goal = np.append(target[fixed], 0.0) if model.fit_intercept else target[fixed]
+    v = fill_subgradient(rows, goal, -q * theta, near, v_lo, v_hi)
+    return -q * v

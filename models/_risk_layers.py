@@ -1,0 +1,218 @@
+r"""The three layers of :class:`~optframe.models.EmpiricalRisk`, generated from its declaration.
+
+Every layer states the same problem with the loss argument as a variable,
+
+.. math::
+
+    \min_{w, b, a} \; P(w) + \sum_i c_i\,\ell(a_i)
+    \quad\text{s.t.}\quad a_i - q_i (x_i^\top w + b) = p_i \quad (\text{rows } \texttt{"fit"}),
+
+(:math:`p_i = 0, q_i = y_i` for a margin, :math:`p_i = y_i, q_i = -1` for a residual), so the
+dual of row :math:`i` is the loss multiplier
+:math:`\partial f^\star / \partial p_i = \theta_i \in c_i\,\partial\ell(a_i)`, whatever the loss.
+The matrix and Pyomo layers write the loss with epigraph
+variables: per ReLU piece :math:`e \ge u a + v,\ e \ge 0` at cost :math:`c\,e`; per ReHU piece
+:math:`g + h \ge s a + t,\ 0 \le g \le \tau,\ h \ge 0` at cost :math:`c\,(g^2/2 + \tau h)` (no
+:math:`h` when :math:`\tau = \infty`); and the lasso part of the penalty with the split
+:math:`w = w^+ - w^-`, :math:`w^\pm \ge 0`. The CVXPY layer writes the loss with atoms
+(``pos``, ``huber``), an independent statement of the same objective.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from optframe.model import MatrixProblem
+
+from ._common import eye, row_dot
+
+if TYPE_CHECKING:
+    from .empirical_risk import EmpiricalRisk
+
+
+def _diag(values: Any) -> sp.csc_array:
+    return sp.diags_array(np.asarray(values, dtype=np.float64), format="csc")
+
+
+def build_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
+    """The sparse LP/QP data, its variable slices and the ``"fit"`` rows."""
+    X = sp.csc_array(model.data.X, dtype=np.float64)
+    n = X.shape[0]
+    loss, pen, c = model.loss, model.penalty_term, model.costs
+    p, q = model.offset, model.slope
+    split = pen.l1 > 0
+    fi = int(model.fit_intercept)
+    qX = _diag(q) @ X
+    w_blocks = [-qX, qX] if split else [-qX]
+    w_size = X.shape[1] * len(w_blocks)
+    fit_blocks = [*w_blocks, *([sp.csc_array(-q.reshape(-1, 1))] if fi else [])]
+    costs = [np.full(w_size, pen.l1), np.zeros(fi + n)]
+    hessian = [np.full(w_size, pen.l2), np.zeros(fi + n)]
+    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi + n, -np.inf)]
+    upper = [np.full(w_size + fi + n, np.inf)]
+    rows_lo, rows_hi = [p], [p]
+
+    def add(cost: Any, quadratic: Any, high: float) -> None:  # n new columns
+        costs.append(np.broadcast_to(cost, (n,)))
+        hessian.append(np.broadcast_to(quadratic, (n,)))
+        lower.append(np.zeros(n))
+        upper.append(np.full(n, high))
+
+    blocks: list[list[Any]] = []  # per piece: [coefficients on a, its own columns...]
+    for u, v in loss.relu_pieces:  # e - u a >= v, e >= 0, cost c e
+        blocks.append([-u * eye(n), eye(n)])
+        add(c, 0.0, np.inf)
+        rows_lo.append(np.full(n, v))
+    for s, t, tau in loss.rehu_pieces:  # g + h - s a >= t, 0 <= g <= tau, h >= 0
+        finite = math.isfinite(tau)
+        blocks.append([-s * eye(n), eye(n), *([eye(n)] if finite else [])])
+        add(0.0, c, tau)
+        if finite:
+            add(tau * c, 0.0, np.inf)
+        rows_lo.append(np.full(n, t))
+    rows_hi += [np.full(n, np.inf)] * len(blocks)
+    A = _assemble(fit_blocks, n, blocks)
+    hessian_diag = np.concatenate(hessian)
+    problem = MatrixProblem(
+        c=np.concatenate(costs),
+        A=A,
+        row_lower=np.concatenate(rows_lo),
+        row_upper=np.concatenate(rows_hi),
+        lower=np.concatenate(lower),
+        upper=np.concatenate(upper),
+        P=_diag(hessian_diag) if np.any(hessian_diag > 0) else None,
+    )
+    m_w = X.shape[1]
+    variables = (
+        {"w_plus": slice(0, m_w), "w_minus": slice(m_w, 2 * m_w)} if split else {"w": slice(0, m_w)}
+    )
+    if fi:
+        variables["intercept"] = slice(w_size, w_size + 1)
+    return problem, variables, {"fit": slice(0, n)}
+
+
+def _assemble(fit_blocks: list[Any], n: int, pieces: list[list[Any]]) -> sp.csc_array:
+    """Rows [fit; piece rows] over columns [w, b, a, piece variables...]."""
+    head = sp.hstack([*fit_blocks, eye(n)], format="csc")
+    extra = sum(len(blocks) - 1 for blocks in pieces)
+    width = head.shape[1] + extra * n
+    rows = [sp.hstack([head, sp.csc_array((n, extra * n))], format="csc")]
+    lead = head.shape[1] - n  # columns before a
+    done = 0
+    for blocks in pieces:
+        own = len(blocks) - 1
+        parts = [sp.csc_array((n, lead)), blocks[0]]
+        parts += [sp.csc_array((n, done * n)), *blocks[1:]]
+        parts.append(sp.csc_array((n, width - lead - n - (done + own) * n)))
+        rows.append(sp.hstack(parts, format="csc"))
+        done += own
+    return sp.csc_array(sp.vstack(rows, format="csc"))
+
+
+def build_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
+    """A ``cvxpy.Problem`` with ``pos``/``huber`` atoms, its variables and the ``"fit"`` rows."""
+    import cvxpy as cp
+
+    X = model.data.X
+    n, m = X.shape
+    loss, pen, c = model.loss, model.penalty_term, model.costs
+    w = cp.Variable(m, name="w")
+    a = cp.Variable(n, name="a")
+    variables: dict[str, Any] = {"w": w}
+    f = X @ w
+    if model.fit_intercept:
+        variables["intercept"] = b = cp.Variable(name="intercept")
+        f = f + b
+    fit = a - cp.multiply(model.slope, f) == model.offset
+    terms = []
+    if pen.l1 > 0:
+        terms.append(pen.l1 * cp.norm1(w))
+    if pen.l2 > 0:
+        terms.append(0.5 * pen.l2 * cp.sum_squares(w))
+    for u, v in loss.relu_pieces:
+        terms.append(c @ cp.pos(u * a + v))
+    for s, t, tau in loss.rehu_pieces:
+        z = cp.pos(s * a + t)
+        rehu = cp.square(z) if math.isinf(tau) else cp.huber(z, tau)  # both twice rehu
+        terms.append(0.5 * (c @ rehu))
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.hstack(terms))), [fit])
+    return problem, variables, {"fit": fit}
+
+
+def build_pyomo(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
+    """A Pyomo ``ConcreteModel`` with the matrix layer's variables, and the ``"fit"`` rows."""
+    import pyomo.environ as pyo
+
+    X = sp.csr_array(model.data.X, dtype=np.float64)
+    n, m = X.shape
+    loss, pen, c = model.loss, model.penalty_term, model.costs
+    p, q = model.offset, model.slope
+    mdl = pyo.ConcreteModel(name=model.name)
+    objective = []
+    if pen.l1 > 0:
+        mdl.w_plus = pyo.Var(range(m), within=pyo.NonNegativeReals)
+        mdl.w_minus = pyo.Var(range(m), within=pyo.NonNegativeReals)
+        variables: dict[str, Any] = {"w_plus": mdl.w_plus, "w_minus": mdl.w_minus}
+        parts = (mdl.w_plus, mdl.w_minus)
+        objective.append(pen.l1 * pyo.quicksum(v for part in parts for v in part.values()))
+
+        def linear(i: int) -> Any:
+            return row_dot(X, i, mdl.w_plus) - row_dot(X, i, mdl.w_minus)
+    else:
+        mdl.w = pyo.Var(range(m))
+        variables = {"w": mdl.w}
+        parts = (mdl.w,)
+
+        def linear(i: int) -> Any:
+            return row_dot(X, i, mdl.w)
+
+    if pen.l2 > 0:
+        objective.append(0.5 * pen.l2 * pyo.quicksum(v**2 for part in parts for v in part.values()))
+    if model.fit_intercept:
+        mdl.intercept = pyo.Var(range(1))
+        variables["intercept"] = mdl.intercept
+    mdl.a = pyo.Var(range(n))
+
+    def fit_rule(mdl: Any, i: int) -> Any:
+        f = linear(i) + (mdl.intercept[0] if model.fit_intercept else 0.0)
+        return mdl.a[i] - float(q[i]) * f == float(p[i])
+
+    mdl.fit = pyo.Constraint(range(n), rule=fit_rule)
+    relu, rehu = loss.relu_pieces, loss.rehu_pieces
+    mdl.e = pyo.Var(range(len(relu)), range(n), within=pyo.NonNegativeReals)
+    mdl.relu = pyo.Constraint(
+        range(len(relu)),
+        range(n),
+        rule=lambda mdl, k, i: mdl.e[k, i] - relu[k][0] * mdl.a[i] >= relu[k][1],
+    )
+    finite = [k for k, (_, _, tau) in enumerate(rehu) if math.isfinite(tau)]
+    mdl.g = pyo.Var(
+        range(len(rehu)),
+        range(n),
+        bounds=lambda _, k, i: (0.0, rehu[k][2] if k in finite else None),
+    )
+    mdl.h = pyo.Var(finite, range(n), within=pyo.NonNegativeReals)
+    mdl.rehu = pyo.Constraint(
+        range(len(rehu)),
+        range(n),
+        rule=lambda mdl, k, i: (
+            mdl.g[k, i] + (mdl.h[k, i] if k in finite else 0.0) - rehu[k][0] * mdl.a[i]
+            >= rehu[k][1]
+        ),
+    )
+    cost = [float(ci) for ci in c]
+    objective.append(
+        pyo.quicksum(cost[i] * mdl.e[k, i] for k in range(len(relu)) for i in range(n))
+    )
+    objective.append(
+        pyo.quicksum(0.5 * cost[i] * mdl.g[k, i] ** 2 for k in range(len(rehu)) for i in range(n))
+    )
+    objective.append(
+        pyo.quicksum(rehu[k][2] * cost[i] * mdl.h[k, i] for k in finite for i in range(n))
+    )
+    mdl.objective = pyo.Objective(expr=pyo.quicksum(objective))
+    return mdl, variables, {"fit": mdl.fit}

@@ -1,0 +1,321 @@
+r"""Regularized empirical risk: a PLQ loss and a penalty composed into a model with three layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from optframe.data import Dataset
+from optframe.errors import DataError, ModelError
+from optframe.kernels import Linear
+from optframe.losses import PLQLoss
+from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
+from optframe.penalties import L2, Penalty, as_penalty
+from optframe.registry import register_model
+
+from ._common import (
+    check_dataset,
+    check_features,
+    check_flag,
+    check_positive,
+    resolve_weights,
+    scalar,
+    vector,
+    weighted_median,
+)
+from ._risk_dual import dual_value, subgradient_theta
+from ._risk_layers import build_cvxpy, build_matrix, build_pyomo
+
+#: Relative distances to a kink within which a sample counts as on it, one certificate
+#: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
+KINK_TOLERANCES = (1e-9, 1e-7, 1e-5, 1e-3, 1e-1)
+
+
+@register_model
+@dataclass(frozen=True, eq=False)
+class EmpiricalRisk(Model):
+    r"""A convex PLQ loss plus a penalty on a linear model, declared in one line.
+
+    .. math::
+
+        \min_{w \in \mathbb{R}^m,\; b \in \mathbb{R}} \; P(w) + C \sum_{i=1}^n s_i\, \ell(a_i),
+        \qquad a_i = \begin{cases} y_i (x_i^\top w + b) & \text{classification loss (margin)}\\
+        y_i - x_i^\top w - b & \text{regression loss (residual)} \end{cases}
+
+    with :math:`b = 0` when ``fit_intercept=False``, a loss :math:`\ell` from
+    :mod:`optframe.losses` (``Hinge()``, ``Pinball(0.9)``, ... or a :class:`PLQLoss` of your own)
+    and a penalty :math:`P` from :mod:`optframe.penalties` (``L2()``, ``L1()``,
+    ``ElasticNet(l1_ratio)``) or ``None`` for none. It is an LP when the loss is piecewise linear
+    and the penalty is ``L1()``, ``ElasticNet(1.0)`` or ``None``; a QP otherwise.
+
+    Parameters
+    ----------
+    data : Dataset
+        Features ``X`` (dense or sparse) and targets ``y`` (labels in {-1, +1}, both present
+        with positive weight, for a classification loss).
+    loss : PLQLoss
+        The loss :math:`\ell`, an instance.
+    penalty : Penalty or None
+        The penalty :math:`P` (default ``L2()``: :math:`\tfrac12\lVert w\rVert^2`).
+    C : float
+        The loss weight :math:`C > 0`.
+    fit_intercept : bool
+        Whether to fit the unpenalized intercept :math:`b`.
+    kernel : None or "linear"
+        Only the linear model is offered (``None``, ``"linear"`` or ``Linear()``).
+    sample_weight : array of shape (n,), optional
+        The weights :math:`s` (default ``data.sample_weight``, or ones). Zero-weight samples are
+        kept and do not count.
+
+    Raises
+    ------
+    DataError
+        If ``data`` is not a Dataset with ``y``, the weights are invalid, or a classification
+        loss meets labels outside {-1, +1} or a class without positive weight.
+    ModelError
+        If ``loss`` is not a PLQLoss instance, ``penalty`` is not a Penalty or None, ``C`` is not
+        finite and positive, ``fit_intercept`` is not a bool, the kernel is not linear, or weights
+        are given twice.
+
+    Notes
+    -----
+    Layers ``"matrix"``, ``"cvxpy"`` and ``"pyomo"`` (see :mod:`optframe.models._risk_layers`):
+    each has the rows :math:`a_i - q_i (x_i^\top w + b) = p_i` (``"fit"``), whose duals are the
+    loss multipliers :math:`\theta_i \in C s_i\,\partial\ell(a_i)`.
+
+    Solution: ``"w"`` (m,), ``"intercept"`` (1,) (``[0.0]`` without intercept) and, when the
+    back-end returned duals, ``"alpha"`` (n,): :math:`\alpha_i = -\theta_i` for a classification
+    loss (the SVM's :math:`\alpha \ge 0` for the hinge) and :math:`\alpha_i = \theta_i` for a
+    regression loss (LAD's :math:`\theta`), clipped into :math:`C s_i\operatorname{dom}\ell^*`.
+    Then :math:`w \in \partial P^*(X^\top v)` with :math:`v_i = \alpha_i y_i` (classification) or
+    :math:`v_i = \alpha_i` (regression), and :math:`\sum_i v_i = 0` with an intercept.
+
+    The certificate (:meth:`dual_bound`) is the Fenchel dual derived from the loss's pieces and
+    the penalty (:mod:`optframe.models._risk_dual`).
+
+    Examples
+    --------
+    >>> import optframe as of
+    >>> from optframe.data import Dataset
+    >>> from optframe.losses import Pinball
+    >>> from optframe.models import EmpiricalRisk
+    >>> data = Dataset(X=[[0.0], [1.0], [2.0], [3.0]], y=[0.0, 1.0, 1.0, 4.0])
+    >>> model = EmpiricalRisk(data, Pinball(0.5), penalty=None)
+    >>> result = of.solve(model)
+    >>> result.status.value, round(result.objective, 6)
+    ('optimal', 1.0)
+    """
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP  # per instance: LP or QP
+    layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
+    sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
+
+    data: Dataset
+    loss: PLQLoss
+    penalty: Penalty | None = field(default_factory=L2)
+    C: float = 1.0
+    fit_intercept: bool = True
+    kernel: Any = None
+    sample_weight: ArrayLike | None = None
+    _s: NDArray[np.float64] = field(init=False, repr=False)
+    _penalty: Penalty = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_dataset(self.data, self.name)
+        if not isinstance(self.loss, PLQLoss):
+            hint = f"{self.loss.__name__}()" if isinstance(self.loss, type) else "Hinge()"
+            raise ModelError(
+                f"{self.name}: loss must be a loss instance from optframe.losses, for example "
+                f"{hint}, or a PLQLoss(relu=..., rehu=...); got {self.loss!r}"
+            )
+        object.__setattr__(self, "_penalty", as_penalty(self.penalty, self.name))
+        object.__setattr__(self, "C", check_positive(self.C, "C", self.name))
+        object.__setattr__(
+            self, "fit_intercept", check_flag(self.fit_intercept, "fit_intercept", self.name)
+        )
+        if not (self.kernel is None or self.kernel == "linear" or isinstance(self.kernel, Linear)):
+            raise ModelError(
+                f"{self.name} is linear: kernel must be None or 'linear'; got {self.kernel!r}. "
+                "For a kernel hinge-loss SVM use WeightedSVM(kernel=...)."
+            )
+        weights = resolve_weights(self.data, self.sample_weight, self.name)
+        if self.sample_weight is not None:
+            object.__setattr__(self, "sample_weight", weights)
+        object.__setattr__(self, "_s", weights)
+        if self.loss.is_classification:
+            self._check_labels()
+        linear = self.loss.is_piecewise_linear and not self._penalty.is_quadratic
+        object.__setattr__(self, "problem_class", ProblemClass.LP if linear else ProblemClass.QP)
+        object.__setattr__(self, "is_classifier", self.loss.is_classification)
+
+    def _check_labels(self) -> None:
+        y = self._y
+        bad = np.unique(y[(y != 1.0) & (y != -1.0)])
+        if bad.size:
+            shown = ", ".join(f"{v:g}" for v in bad[:6])
+            raise DataError(
+                f"{self.name} with the classification loss {self.loss!r} needs labels in "
+                f"{{-1, +1}}; y also holds {shown}. Map 0/1 labels with y = 2 * y - 1."
+            )
+        for label in (1.0, -1.0):
+            if not np.any(self._s[y == label] > 0):
+                raise DataError(
+                    f"{self.name} with a classification loss needs both classes; class "
+                    f"{label:+g} has no sample with positive weight."
+                )
+
+    # ----------------------------------------------------------------------------------- parts
+    @property
+    def _y(self) -> NDArray[np.float64]:
+        assert self.data.y is not None
+        return self.data.y
+
+    @property
+    def weights(self) -> NDArray[np.float64]:
+        """The sample weights :math:`s`, shape (n,)."""
+        return self._s
+
+    @property
+    def costs(self) -> NDArray[np.float64]:
+        r"""The loss weights :math:`c_i = C s_i`, shape (n,)."""
+        return self.C * self._s
+
+    @property
+    def penalty_term(self) -> Penalty:
+        """The penalty as a :class:`~optframe.penalties.Penalty` (``None`` is ``NoPenalty()``)."""
+        return self._penalty
+
+    @property
+    def offset(self) -> NDArray[np.float64]:
+        r""":math:`p` in :math:`a = p + q f`: 0 for a margin, :math:`y` for a residual."""
+        return np.zeros_like(self._y) if self.loss.is_classification else self._y
+
+    @property
+    def slope(self) -> NDArray[np.float64]:
+        r""":math:`q` in :math:`a = p + q f`: :math:`y` for a margin, -1 for a residual."""
+        return self._y if self.loss.is_classification else -np.ones_like(self._y)
+
+    def argument(self, w: ArrayLike, b: float) -> NDArray[np.float64]:
+        r"""The loss arguments :math:`a_i = p_i + q_i (x_i^\top w + b)`."""
+        f = np.asarray(self.data.X @ np.asarray(w, dtype=np.float64), dtype=np.float64) + b
+        return self.offset + self.slope * f
+
+    def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
+        """The loss arguments (margins or residuals) at ``solution``."""
+        return self.argument(vector(solution, "w", self.name), scalar(solution, "intercept"))
+
+    # ---------------------------------------------------------------------------------- layers
+    def _recover(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        if "w" in raw.primal:
+            w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)
+        else:
+            w = np.asarray(raw.primal["w_plus"] - raw.primal["w_minus"], dtype=np.float64)
+        b = float(np.ravel(raw.primal["intercept"])[0]) if self.fit_intercept else 0.0
+        solution = {"w": np.nan_to_num(w.reshape(-1)), "intercept": np.array([b])}
+        if "fit" in raw.dual:
+            theta = np.asarray(raw.dual["fit"], dtype=np.float64).reshape(-1)
+            lo, hi = self.loss.conjugate_domain
+            c = self.costs
+            with np.errstate(invalid="ignore"):
+                theta = np.clip(theta, np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0))
+            solution["alpha"] = -theta if self.loss.is_classification else theta
+        return solution
+
+    def _formulation(self, layer: str, built: tuple[Any, dict, dict]) -> Formulation:
+        problem, variables, constraints = built
+        return Formulation(
+            layer=layer,
+            problem=problem,
+            problem_class=self.problem_class,
+            variables=variables,
+            constraints=constraints,
+            recover=self._recover,
+        )
+
+    def _build_matrix(self, form: str) -> Formulation:
+        return self._formulation("matrix", build_matrix(self))
+
+    def _build_cvxpy(self, form: str) -> Formulation:
+        return self._formulation("cvxpy", build_cvxpy(self))
+
+    def _build_pyomo(self, form: str) -> Formulation:
+        return self._formulation("pyomo", build_pyomo(self))
+
+    # ------------------------------------------------------------------------------ evaluation
+    def objective(self, solution: Solution) -> float:
+        r""":math:`P(w) + C\sum_i s_i \ell(a_i)` at ``solution`` (``intercept`` defaults to 0)."""
+        w = vector(solution, "w", self.name)
+        a = self.argument(w, scalar(solution, "intercept"))
+        return self._penalty.value(w) + float(self.costs @ self.loss.value(a))
+
+    def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`f(x) = x^\top w + b` at the rows of ``X`` (predictions for a regression loss)."""
+        X = check_features(X, self.data.n_features, self.name)
+        w = vector(solution, "w", self.name)
+        return np.asarray(X @ w, dtype=np.float64) + scalar(solution, "intercept")
+
+    # ----------------------------------------------------------------------------- certificate
+    def dual_bound(self, solution: Solution) -> float:
+        r"""A proven lower bound: the Fenchel dual :math:`D(\theta)` at a repaired multiplier.
+
+        .. math::
+
+            D(\theta) = \sum_i \bigl(\theta_i p_i - c_i\,\ell^*(\theta_i / c_i)\bigr)
+            - P^*(X^\top v), \qquad v_i = -q_i\theta_i,
+
+        (:math:`c_i = C s_i`, :math:`\ell^*` from the loss's pieces, :math:`P^*` the penalty's
+        conjugate). The largest over candidates: :math:`\theta` from the solution's ``"alpha"``
+        when present, and the loss's subgradient at :math:`(w, b)` with the samples near a kink
+        filled by least squares, for each kink tolerance in ``KINK_TOLERANCES`` (an exact
+        solution needs a tight one, a perturbed one a loose one). Each is made feasible exactly
+        (clipped into :math:`c_i\operatorname{dom}\ell^*`, :math:`\sum_i v_i = 0` by scaling one
+        side, the lasso's :math:`\lVert X^\top v\rVert_\infty \le 1` by scaling,
+        :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
+        lower bound for any solution. See :mod:`optframe.models._risk_dual` for the derivation.
+        """
+        w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
+        bounds = [dual_value(self, subgradient_theta(self, w, b, tol)) for tol in KINK_TOLERANCES]
+        if "alpha" in solution:
+            alpha = vector(solution, "alpha", self.name)
+            bounds.append(dual_value(self, -alpha if self.loss.is_classification else alpha))
+        return max(bounds)
+
+    def objective_floor(self) -> float:
+        r"""A thousandth of a trivial model's loss where the optimum can be 0, else 0.
+
+        With a penalty the optimum is 0 only at :math:`w = 0` with a constant :math:`b` at which
+        every loss vanishes: every :math:`a_i` in the loss's zero set :math:`[z_-, z_+]`
+        (residuals :math:`y_i - b`, margins :math:`\pm b`), which :meth:`_can_vanish` checks.
+        Without a penalty a perfect fit may exist. In both cases the floor is
+        :math:`10^{-3}\, C\sum_i s_i \max(\ell(r_i), \lvert r_i\rvert)` with
+        :math:`r_i = y_i - m` (:math:`m` the weighted median of :math:`y` with an intercept,
+        else 0) for a regression loss, as for LAD, and
+        :math:`10^{-3}\, C\sum_i s_i \max(\ell(0), 1)` (margins of :math:`f = 0`, at the margin's
+        unit scale) for a classification loss.
+        """
+        penalized = self._penalty.l1 > 0 or self._penalty.l2 > 0
+        if penalized and not self._can_vanish():
+            return 0.0
+        if self.loss.is_classification:
+            return 1e-3 * float(self.costs.sum()) * max(float(self.loss.value(0.0)[0]), 1.0)
+        center = weighted_median(self._y, self._s) if self.fit_intercept else 0.0
+        r = self._y - center
+        return 1e-3 * float(self.costs @ np.maximum(self.loss.value(r), np.abs(r)))
+
+    def _can_vanish(self) -> bool:
+        """Whether some constant model (w = 0) has zero loss on every counted sample."""
+        zero = self.loss.zero_set()
+        if zero is None:
+            return False
+        low, high = zero
+        if self.loss.is_classification:  # margins b (class +1) and -b (class -1)
+            if not self.fit_intercept:
+                return low <= 0.0 <= high
+            return max(low, -high) <= min(high, -low)
+        y = self._y[self._s > 0]
+        if not self.fit_intercept:
+            return bool(np.all((y >= low) & (y <= high)))
+        return float(y.max() - y.min()) <= high - low
