@@ -313,6 +313,7 @@ def test_parameter_tables_match_the_code():
 
     pages = {
         "models/lad.md": [m.LADRegression],
+        "models/empirical_risk.md": [m.EmpiricalRisk],
         "models/weighted_svm.md": [m.WeightedSVM],
         "models/s3vm.md": [m.SemiSupervisedSVM],
         "models/pu_learning.md": [m.PULearning],
