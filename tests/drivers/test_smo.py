@@ -10,6 +10,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
 import optframe as of
+from optframe.bench.suites.pu import paper_start
 from optframe.data import Dataset
 from optframe.drivers import SMO
 from optframe.drivers import smo_core as core
@@ -184,7 +185,7 @@ def test_warm_start():
 @pytest.mark.parametrize("kernel", ["linear", RBF(gamma=0.5)])
 def test_paper_initialization(kernel):
     model = PULearning(pu_data(n=80), prior=0.3, lam=1e-2, kernel=kernel)
-    sigma = model.paper_start()
+    sigma = paper_start(model)
     c1p = model.c1 * model.positives.size
     assert sigma.min() >= 0
     assert sigma.max() <= model.c2
