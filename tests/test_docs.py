@@ -310,6 +310,7 @@ def test_parameter_tables_match_the_code():
     from optframe import drivers as d
     from optframe import models as m
     from optframe import solve_path
+    from optframe.data import DaskDataset
 
     pages = {
         "models/lad.md": [m.LADRegression],
@@ -322,6 +323,7 @@ def test_parameter_tables_match_the_code():
         "models/regularized_lad.md": [m.RegularizedLAD],
         "drivers/direct.md": [d.Direct],
         "drivers/aid.md": [d.AggregateDisaggregate],
+        "drivers/aid_dask.md": [DaskDataset, m.DaskLADRegression, m.DaskWeightedSVM],
         "drivers/smo.md": [d.SMO],
         "drivers/frank_wolfe.md": [d.FrankWolfe],
         "drivers/cvm.md": [d.CoreVectorMachine],
