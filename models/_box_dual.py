@@ -2,50 +2,20 @@ r"""The reduced problem of a linear box dual with some samples fixed (safe scree
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.capabilities import LinearBoxDual
+from optframe.capabilities import LinearBoxDual, Structure
 from optframe.duality import fill_subgradient
-from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 
 from ._common import eye, vector
-
-
-def fixed_dual(
-    dual: LinearBoxDual, fixed: NDArray[np.bool_], values: NDArray[np.float64], model: str
-) -> LinearBoxDual:
-    """``dual`` with ``alpha[fixed] = values[fixed]`` (checked: shapes, values inside the box)."""
-    fixed = np.asarray(fixed, dtype=bool).reshape(-1)
-    values = np.asarray(values, dtype=np.float64).reshape(-1)
-    if fixed.shape != (dual.n,) or values.shape != (dual.n,):
-        raise ModelError(
-            f"{model}.with_fixed: fixed and values must have shape ({dual.n},); got "
-            f"{fixed.shape} and {values.shape}"
-        )
-    scale = np.maximum(1.0, np.abs(dual.upper) + np.abs(dual.lower))
-    slack = 1e-12 * scale
-    outside = fixed & ((values < dual.lower - slack) | (values > dual.upper + slack))
-    if outside.any():
-        raise ModelError(
-            f"{model}.with_fixed: {int(outside.sum())} fixed values lie outside the dual box"
-        )
-    values = np.clip(values, dual.lower, dual.upper)
-    return LinearBoxDual(
-        Z=dual.Z,
-        target=dual.target,
-        lower=dual.lower,
-        upper=dual.upper,
-        fixed=fixed,
-        fixed_values=np.where(fixed, values, 0.0),
-        primal_key=dual.primal_key,
-        dual_key=dual.dual_key,
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +50,7 @@ class FixedSampleDual(Model):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     layers: ClassVar[tuple[str, ...]] = ("matrix",)
     forms: ClassVar[tuple[str, ...]] = ("dual",)
-    box_dual_parameter: ClassVar[str] = "C"
+    structures: ClassVar[tuple[type[Structure], ...]] = (LinearBoxDual,)
 
     dual: LinearBoxDual
     source: str = ""
@@ -91,26 +61,20 @@ class FixedSampleDual(Model):
         fixed = self.dual.fixed
         return np.ones(self.dual.n, dtype=bool) if fixed is None else ~fixed
 
-    # ------------------------------------------------------------ the box dual for DCD itself
-    def box_dual(self) -> LinearBoxDual:
-        """The reduced dual: the full one with its fixed samples."""
-        return self.dual
+    @classmethod
+    def reducing(cls, source: str) -> partial[FixedSampleDual]:
+        """The ``reduced`` of a model's :class:`LinearBoxDual`: ``dual -> FixedSampleDual``."""
+        return partial(cls, source=source)
 
-    def lacks_box_dual(self) -> str | None:
-        """Always offered."""
-        return None
+    def _structure(self, kind: type[Structure]) -> LinearBoxDual:
+        """The reduced dual itself (fixing more samples keeps those already fixed)."""
+        return dataclasses.replace(self.dual, recover=self._solution)
 
-    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    def _solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         r"""``{dual_key: alpha, primal_key: Z' alpha}`` with the fixed entries enforced."""
         alpha = self.dual.start_point(alpha)
         w = np.asarray(self.dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
         return {self.dual.primal_key: w, self.dual.dual_key: alpha}
-
-    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> FixedSampleDual:
-        """Fix more samples (the union with those already fixed)."""
-        both = np.asarray(fixed, dtype=bool) | ~self.free
-        merged = np.where(self.free, values, self.dual.fixed_values)
-        return FixedSampleDual(fixed_dual(self.dual, both, merged, self.source), self.source)
 
     # ------------------------------------------------------------------------------ layers
     def _build_matrix(self, form: str) -> Formulation:
@@ -136,7 +100,7 @@ class FixedSampleDual(Model):
         def recover(raw: RawSolution) -> dict[str, NDArray[np.float64]]:
             alpha = a.copy()
             alpha[free] = np.asarray(raw.primal["alpha"], dtype=np.float64).reshape(-1)
-            return self.box_dual_solution(alpha)
+            return self._solution(alpha)
 
         return Formulation(
             layer="matrix",

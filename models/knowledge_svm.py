@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,6 +12,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import ElasticNetKnowledge, Structure
 from optframe.data import Dataset
 from optframe.duality import balance
 from optframe.errors import DataError, ModelError
@@ -217,6 +218,7 @@ class KnowledgeBasedSVM(Model):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     layers: ClassVar[tuple[str, ...]] = ("cvxpy", "pyomo")
     is_classifier: ClassVar[bool] = True
+    structures: ClassVar[tuple[type[Structure], ...]] = (ElasticNetKnowledge,)
 
     data: Dataset
     lam1: float = 0.01
@@ -608,6 +610,28 @@ class KnowledgeBasedSVM(Model):
         X = check_features(X, self.data.n_features, self.name)
         w = vector(solution, "w", self.name)
         return np.asarray(X @ w, dtype=np.float64) + scalar(solution, "intercept")
+
+    # ------------------------------------------------------------------------ structures
+    def _structure(self, kind: type[Structure]) -> ElasticNetKnowledge:
+        """The objective split into its smooth quadratic and proximal pieces (ADMM's)."""
+        return ElasticNetKnowledge(
+            data=self.data,
+            hinge_costs=self.hinge_costs,
+            lam1=self.lam1,
+            lam2=self.lam2,
+            rho=self.rho,
+            rho_hinge=self.rho_hinge,  # type: ignore[arg-type]  # set in __post_init__
+            knowledge=self.knowledge,
+            restrict_features=self._restricted,
+            pad_solution=self.pad_solution,
+            kkt_residuals=self.kkt_residuals,
+            smooth_gradient_w=self.smooth_gradient_w,
+        )
+
+    def _restricted(self, support: ArrayLike, l1: bool = True) -> KnowledgeBasedSVM:
+        """:meth:`restrict_features`, without the l1 term when ``l1`` is False."""
+        restricted = self.restrict_features(support)
+        return restricted if l1 else replace(restricted, lam1=0.0)
 
     # ------------------------------------------------------------------------- restriction
     def restrict_features(self, support: ArrayLike, exact: bool = True) -> KnowledgeBasedSVM:

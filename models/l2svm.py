@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import SimplexQP, Structure
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel, Linear, as_kernel
@@ -117,8 +118,8 @@ class L2SVM(Model):
     given :math:`(w, b)` (:func:`best_rho`), which at the optimum equals
     :math:`\alpha^\top\tilde K\alpha`.
 
-    The drivers ``fw``/``mfw``/``frank_wolfe`` and ``cvm`` use :meth:`meb_dual` and
-    :meth:`meb_solution` (the ``MEBStructure`` capability).
+    The model offers its dual as a :class:`~optframe.capabilities.SimplexQP`, which the drivers
+    ``fw``/``mfw``/``frank_wolfe`` and ``cvm`` solve.
 
     Examples
     --------
@@ -135,6 +136,7 @@ class L2SVM(Model):
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy")
     forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
     is_classifier: ClassVar[bool] = True
+    structures: ClassVar[tuple[type[Structure], ...]] = (SimplexQP,)
 
     data: Dataset
     C: float = 1.0
@@ -221,7 +223,7 @@ class L2SVM(Model):
         alpha = vector(solution, "alpha", self.name)
         last = self.__dict__.get("_last_margins")
         if last is not None and last[0] is solution.get("alpha") and last[1] == alpha.tobytes():
-            return last[2]  # the same alpha as meb_solution's: skip the m x |support| kernel
+            return last[2]  # the same alpha as _from_alpha's: skip the m x |support| kernel
         support = np.flatnonzero(alpha > 0)
         v = alpha[support] * self._y[support]
         if self.is_linear:
@@ -233,7 +235,7 @@ class L2SVM(Model):
         return result
 
     # ------------------------------------------------------------------------------- recovery
-    def meb_solution(self, alpha: ArrayLike) -> dict[str, NDArray[np.float64]]:
+    def _from_alpha(self, alpha: ArrayLike) -> dict[str, NDArray[np.float64]]:
         r"""The solution at a point of the simplex: :math:`w, b, \rho, \xi` from :math:`\alpha`.
 
         :math:`\alpha` is clipped at 0 and rescaled to sum 1 (solvers return tiny negatives).
@@ -257,20 +259,21 @@ class L2SVM(Model):
         solution["xi"] = np.maximum(0.0, rho - margins)
         return solution
 
-    def meb_dual(self) -> dict[str, Any]:
-        r"""The simplex QP for FW, MFW and CVM: the fields of ``frank_wolfe.MEBDual``.
+    def _structure(self, kind: type[Structure]) -> SimplexQP:
+        r"""The dual as a :class:`~optframe.capabilities.SimplexQP`.
 
         :math:`\tilde K_{ij} = y_i y_j (k(x_i, x_j) + 1) + \delta_{ij}/C`; the primal optimum is
         :math:`-R^\star/2` (``scale = -0.5``).
         """
-        return {
-            "X": self.data.X,
-            "sign": self._y.copy(),
-            "kernel": self.kernel,
-            "ridge": 1.0 / self.C,
-            "scale": -0.5,
-            "offset": 0.0,
-        }
+        return SimplexQP(
+            X=self.data.X,
+            sign=self._y.copy(),
+            kernel=self.kernel,
+            ridge=1.0 / self.C,
+            recover=self._from_alpha,
+            scale=-0.5,
+            offset=0.0,
+        )
 
     def standard_form(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
         r""":math:`(w/\rho, b/\rho)`: LIBLINEAR ``-s 1 -B 1 -c C/2``'s solution (linear kernel)."""
@@ -283,7 +286,7 @@ class L2SVM(Model):
         return out
 
     def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
-        return self.meb_solution(raw.primal["alpha"])
+        return self._from_alpha(raw.primal["alpha"])
 
     def _recover_primal(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
         w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import PiecewiseLinearSampleLoss, Structure
 from optframe.data import Dataset
 from optframe.duality import fill_subgradient, kink_set, project_null
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
@@ -115,6 +116,7 @@ class LADRegression(Model):
     forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
     convex_sample_loss: ClassVar[bool] = True
     sample_duals: ClassVar[tuple[str, ...]] = ("theta",)
+    structures: ClassVar[tuple[type[Structure], ...]] = (PiecewiseLinearSampleLoss,)
 
     data: Dataset
     fit_intercept: bool = True
@@ -193,6 +195,10 @@ class LADRegression(Model):
         return primal_or_dual(layer, form, problem, ProblemClass.LP, recover, **handles)
 
     # ------------------------------------------------------ piecewise-linear sample structure
+    def _structure(self, kind: type[Structure]) -> PiecewiseLinearSampleLoss:
+        """The absolute loss of every residual: two linear pieces, one group."""
+        return PiecewiseLinearSampleLoss(self)
+
     def with_data(self, data: Dataset) -> LADRegression:
         """The same regression on other samples, weighted by ``data.sample_weight``."""
         return LADRegression(data, fit_intercept=self.fit_intercept)

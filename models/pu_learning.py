@@ -2,13 +2,13 @@ r"""Positive-unlabeled learning with the double hinge loss (du Plessis et al.), 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import BoxQPDual, Structure
 from optframe.data import Dataset
 from optframe.duality import fill_subgradient, match_sum
 from optframe.errors import DataError, ModelError
@@ -96,9 +96,9 @@ class PULearning(Model):
     :math:`\delta = 2\min(\sigma, c_2 - \sigma)` gives the *reduced dual*
     :math:`G(\sigma) = \tfrac12\sigma^\top K_{UU}\sigma - c_1 \mathbf 1^\top K_{PU}\sigma
     - \sum_u \min(\sigma_u, c_2 - \sigma_u)` over :math:`0 \le \sigma \le c_2`,
-    :math:`\mathbf 1^\top\sigma = c_1 p`, which :meth:`smo_dual` hands to the SMO driver. From
-    :math:`\sigma`: :math:`\alpha_P = c_1`, :math:`\alpha_U = -\sigma`, and :math:`\beta` minimizes
-    the primal with :math:`\alpha` fixed (:func:`best_bias`).
+    :math:`\mathbf 1^\top\sigma = c_1 p`: the :class:`~optframe.capabilities.BoxQPDual` the model
+    offers (SMO solves it). From :math:`\sigma`: :math:`\alpha_P = c_1`, :math:`\alpha_U = -\sigma`,
+    and :math:`\beta` minimizes the primal with :math:`\alpha` fixed (:func:`best_bias`).
 
     Parameters
     ----------
@@ -159,6 +159,7 @@ class PULearning(Model):
     layers: ClassVar[tuple[str, ...]] = ("cvxpy",)
     forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
     is_classifier: ClassVar[bool] = True
+    structures: ClassVar[tuple[type[Structure], ...]] = (BoxQPDual,)
 
     data: Dataset
     prior: float = 0.5
@@ -411,9 +412,9 @@ class PULearning(Model):
         support = np.flatnonzero(alpha != 0)
         return kernel_product(self.kernel, X, self.data.X[support], alpha[support]) + beta
 
-    # ------------------------------------------------------------------ box-constrained dual (SMO)
-    def smo_dual(self) -> dict[str, Any]:
-        r"""The reduced dual for SMO: the fields of :class:`optframe.drivers.smo.BoxQPDual`.
+    # ------------------------------------------------------------------------ structures
+    def _structure(self, kind: type[Structure]) -> BoxQPDual:
+        r"""The reduced dual as a :class:`~optframe.capabilities.BoxQPDual`.
 
         :math:`\min_\sigma \tfrac12\sigma^\top K_{UU}\sigma + c^\top\sigma + \sum_u h(\sigma_u)`
         with :math:`c = -c_1 K_{UP}\mathbf 1`, :math:`h(s) = -\min(s, c_2 - s)` (slopes -1 and +1
@@ -421,95 +422,32 @@ class PULearning(Model):
         :math:`\mathbf 1^\top\sigma = c_1 p`; start :math:`\sigma = \pi c_2` (feasible).
         """
         n, c2 = self._U.size, self.c2
-        return {
-            "X": self._rows(self._U),
-            "kernel": self.kernel,
-            "sign": np.ones(n),
-            "linear": -self.c1 * self._kpu_sum(),
-            "upper": np.full(n, c2),
-            "rhs": self.c1 * self._P.size,
-            "kink": np.full(n, 0.5 * c2),
-            "slope_below": np.full(n, -1.0),
-            "slope_above": np.full(n, 1.0),
-            "bound_offset": -0.5 * self.c1**2 * self._sum_kpp(),
-            "start": np.full(n, self.prior * c2),
-        }
+        return BoxQPDual(
+            X=self._rows(self._U),
+            kernel=self.kernel,
+            sign=np.ones(n),
+            linear=-self.c1 * self._kpu_sum(),
+            upper=np.full(n, c2),
+            rhs=self.c1 * self._P.size,
+            kink=np.full(n, 0.5 * c2),
+            slope_below=np.full(n, -1.0),
+            slope_above=np.full(n, 1.0),
+            recover=self._from_dual_gradient,
+            bound_offset=-0.5 * self.c1**2 * self._sum_kpp(),
+            start=np.full(n, self.prior * c2),
+            objective=self._objective_from_gradient,
+        )
 
-    def paper_start(self, nu: float = 0.5, max_positives: int = 2000) -> NDArray[np.float64]:
-        r"""The USMO initialization (paper section 4.5, simplified), made exactly feasible.
-
-        1. A one-class SVM on the labeled positives (same kernel, :math:`\nu` = ``nu``): its dual
-           :math:`\min \tfrac12 \gamma^\top K_{PP}\gamma`, :math:`0 \le \gamma \le 1/(\nu p)`,
-           :math:`\mathbf 1^\top\gamma = 1`, by projected gradient (at most ``max_positives``
-           positives, a random subset beyond).
-        2. Rank the unlabeled rows by the score :math:`\sum_i \gamma_i k(x_i, x_u)`, highest first.
-        3. Five groups along the ranking: :math:`\pi a n` rows at :math:`c_2`,
-           :math:`\lfloor\log n\rfloor` at :math:`3c_2/4`, the middle at :math:`c_2/2`,
-           :math:`\lfloor\log n\rfloor` at :math:`c_2/4`, :math:`(1-\pi) a n` at 0, with
-           :math:`a = 1 - (2\lfloor\log n\rfloor + 3)/n` (the largest the paper's constraints
-           allow, which its problem (18) drives to).
-        4. Exact repair of :math:`\mathbf 1^\top\sigma = c_1 p`: fill the highest-ranked rows below
-           :math:`c_2` (or empty the lowest-ranked ones) until the sum is exact.
-        """
-        c2, n = self.c2, self._U.size
-        P = self._P
-        if P.size > max_positives:
-            P = np.sort(np.random.default_rng(0).choice(P, max_positives, replace=False))
-        XP = self._rows(P)
-        K = self.kernel.matrix(XP)
-        cap = 1.0 / (nu * P.size)
-        gamma = np.full(P.size, 1.0 / P.size)
-        v = np.random.default_rng(0).normal(size=P.size)
-        for _ in range(30):  # power iteration: the step 1/L
-            v = K @ v
-            v /= np.linalg.norm(v) or 1.0
-        L = max(float(v @ K @ v), 1e-12)
-        for _ in range(300):
-            gamma = _capped_simplex(gamma - (K @ gamma) / L, cap)
-        score = kernel_product(self.kernel, self._rows(self._U), XP, gamma)
-        order = np.argsort(-score, kind="stable")
-        log_n = max(1, int(math.log(n))) if n > 2 else 0
-        a = max(0.0, 1.0 - (2 * log_n + 3) / n)
-        n5, n1 = int(self.prior * a * n), int((1 - self.prior) * a * n)
-        n4 = n2 = log_n
-        n3 = max(0, n - n5 - n4 - n2 - n1)
-        values = np.r_[
-            np.full(n5, c2), np.full(n4, 0.75 * c2), np.full(n3, 0.5 * c2), np.full(n2, 0.25 * c2)
-        ][:n]
-        ranked = np.zeros(n)
-        ranked[: values.size] = values
-        residual = self.c1 * self._P.size - ranked.sum()
-        if residual > 0:
-            for k in range(n):  # fill from the top of the ranking
-                add = min(c2 - ranked[k], residual)
-                ranked[k] += add
-                residual -= add
-                if residual <= 0:
-                    break
-        elif residual < 0:
-            for k in range(n - 1, -1, -1):  # empty from the bottom
-                take = min(ranked[k], -residual)
-                ranked[k] -= take
-                residual += take
-                if residual >= 0:
-                    break
-        sigma = np.empty(n)
-        sigma[order] = ranked
-        # Put the last rounding error on one interior entry so the sum is exact to an ulp.
-        drift = self.c1 * self._P.size - sigma.sum()
-        inside = np.flatnonzero((sigma + drift >= 0) & (sigma + drift <= c2))
-        if inside.size:
-            sigma[inside[0]] += drift
-        return sigma
-
-    def smo_solution(
+    def _from_dual_gradient(
         self, x: NDArray[np.float64], gradient: NDArray[np.float64]
     ) -> dict[str, NDArray[np.float64]]:
-        r"""The solution from the SMO dual point; :math:`F_u = -\nabla_u` (the smooth gradient)."""
+        r"""The solution at the dual point; :math:`F_u = -\nabla_u` (the smooth gradient)."""
         return self.solution_from_sigma(x, F=-np.asarray(gradient, dtype=np.float64))
 
-    def smo_objective(self, x: NDArray[np.float64], gradient: NDArray[np.float64]) -> float:
-        r"""The primal objective at the SMO point in O(n), from :math:`\nabla = K_{UU}\sigma + c`.
+    def _objective_from_gradient(
+        self, x: NDArray[np.float64], gradient: NDArray[np.float64]
+    ) -> float:
+        r"""The primal objective at the dual point in O(n), from :math:`\nabla = K_{UU}\sigma + c`.
 
         With :math:`c = -c_1 K_{UP}\mathbf 1`, :math:`S = \mathbf 1^\top K_{PP}\mathbf 1`:
         :math:`\tfrac12\alpha^\top K\alpha = \tfrac12 c_1^2 S + c^\top\sigma
@@ -612,15 +550,3 @@ class PULearning(Model):
             recover=self._recover_primal,
             form="primal",
         )
-
-
-def _capped_simplex(v: NDArray[np.float64], cap: float) -> NDArray[np.float64]:
-    """Euclidean projection onto {0 <= g <= cap, sum(g) = 1} (bisection on the shift)."""
-    lo, hi = float(v.min()) - 1.0, float(v.max())
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if np.clip(v - mid, 0.0, cap).sum() > 1.0:
-            lo = mid
-        else:
-            hi = mid
-    return np.clip(v - 0.5 * (lo + hi), 0.0, cap)

@@ -9,13 +9,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from optframe.capabilities import LinearBoxDual
+from optframe.capabilities import LinearBoxDual, Structure
 from optframe.data import Dataset
 from optframe.duality import balance, fill_subgradient
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
-from ._box_dual import FixedSampleDual, fixed_dual
+from ._box_dual import FixedSampleDual
 from ._common import (
     check_dataset,
     check_features,
@@ -95,7 +95,7 @@ class RegularizedLAD(Model):
     layers: ClassVar[tuple[str, ...]] = ("matrix",)
     forms: ClassVar[tuple[str, ...]] = ("dual", "primal")
     sample_duals: ClassVar[tuple[str, ...]] = ("theta",)
-    box_dual_parameter: ClassVar[str] = "C"
+    structures: ClassVar[tuple[type[Structure], ...]] = (LinearBoxDual,)
 
     data: Dataset
     C: float = 1.0
@@ -244,24 +244,18 @@ class RegularizedLAD(Model):
         beta = vector(solution, "beta", self.name)
         return np.asarray(X @ beta, dtype=np.float64) + scalar(solution, "intercept")
 
-    # --- linear box dual (DCD driver, DVI screening) ------------------------------------------
-    def lacks(self, capability: str) -> str | None:
-        """The box dual exists only without intercept."""
-        if capability in ("box_dual", "with_fixed"):
-            return self.lacks_box_dual()
-        return None
-
-    def lacks_box_dual(self) -> str | None:
-        """Why there is no box dual: the intercept adds the row 1'theta = 0."""
-        if self.fit_intercept:
+    # ------------------------------------------------------------------------ structures
+    def structure_refusal(self, kind: type[Structure]) -> str | None:
+        """The linear box dual exists only without intercept."""
+        if kind is LinearBoxDual and self.fit_intercept:
             return (
                 "fit_intercept=True adds the equality row 1'theta = 0 to the dual, which DCD and "
                 "the DVI rules (derived without intercept) do not handle; use fit_intercept=False "
                 "and, if wanted, a constant feature"
             )
-        return None
+        return super().structure_refusal(kind)
 
-    def box_dual(self) -> LinearBoxDual:
+    def _structure(self, kind: type[Structure]) -> LinearBoxDual:
         r""":math:`z_i = x_i`, :math:`\bar y = y`, box :math:`[-C s_i, C s_i]`."""
         bound = self.C * self._s
         return LinearBoxDual(
@@ -269,17 +263,16 @@ class RegularizedLAD(Model):
             target=self._y,
             lower=-bound,
             upper=bound.copy(),
+            recover=self._from_theta,
             primal_key="beta",
             dual_key="theta",
+            parameter="C",
+            reduced=FixedSampleDual.reducing(self.name),
         )
 
-    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        r"""The solution at :math:`\theta` = ``alpha``: :math:`\beta = X^\top\theta`."""
-        theta = self._theta(alpha)
+    def _from_theta(self, theta: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        r"""The solution at the dual point :math:`\theta`: :math:`\beta = X^\top\theta`."""
+        theta = self._theta(theta)
         solution = self._solution(np.asarray(self.data.X.T @ theta))
         solution["theta"] = theta
         return solution
-
-    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> FixedSampleDual:
-        r"""The reduced problem with :math:`\theta_i` = ``values[i]`` on ``fixed``."""
-        return FixedSampleDual(fixed_dual(self.box_dual(), fixed, values, self.name), self.name)

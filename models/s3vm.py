@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import PiecewiseLinearSampleLoss, Structure
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
@@ -103,10 +104,7 @@ class SemiSupervisedSVM(Model):
     is_classifier: ClassVar[bool] = True
     convex_sample_loss: ClassVar[bool] = False
     sample_duals: ClassVar[tuple[str, ...]] = ()
-    embedding_uses_solution: ClassVar[bool] = False
-    #: The labeled groups (see :meth:`sample_groups`): few samples without binary variables, which
-    #: aggregation drivers may keep as single samples.
-    singleton_groups: ClassVar[tuple[int, ...]] = (0, 2)
+    structures: ClassVar[tuple[type[Structure], ...]] = (PiecewiseLinearSampleLoss,)
 
     data: Dataset
     C_labeled: float = 5.0
@@ -417,6 +415,17 @@ class SemiSupervisedSVM(Model):
         )
 
     # ------------------------------------------------------ piecewise-linear sample structure
+    def _structure(self, kind: type[Structure]) -> PiecewiseLinearSampleLoss:
+        """The hinge of the labeled rows and the four pieces of the unlabeled rows' loss.
+
+        The labeled groups 0 and 2 (see :meth:`sample_groups`) are few samples without binary
+        variables, which aggregation may keep as single samples; the embedding is the raw
+        features, which needs no solution.
+        """
+        return PiecewiseLinearSampleLoss(
+            self, singleton_groups=(0, 2), embedding_uses_solution=False
+        )
+
     def with_data(self, data: Dataset) -> SemiSupervisedSVM:
         """The same S3VM (penalties, M, balance rule) on other samples weighted by ``data``."""
         return SemiSupervisedSVM(

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import BoxQPDual, LinearBoxDual, PiecewiseLinearSampleLoss, Structure
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
 from optframe.duality import balance, fill_subgradient, kink_set
@@ -18,6 +19,7 @@ from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 from optframe.registry import register_model
 
+from ._box_dual import FixedSampleDual
 from ._common import (
     check_dataset,
     check_features,
@@ -167,6 +169,11 @@ class WeightedSVM(Model):
     is_classifier: ClassVar[bool] = True
     convex_sample_loss: ClassVar[bool] = True
     sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
+    structures: ClassVar[tuple[type[Structure], ...]] = (
+        PiecewiseLinearSampleLoss,
+        BoxQPDual,
+        LinearBoxDual,
+    )
 
     data: Dataset
     C: float = 1.0
@@ -620,29 +627,59 @@ class WeightedSVM(Model):
         v = alpha[support] * self._y[support]
         return kernel_product(self.kernel, X, self.data.X[support], v) + b
 
-    # --- box-constrained dual for SMO ------------------------------------------------------------
-    def smo_dual(self) -> dict[str, Any]:
-        r"""The dual for the SMO driver: the fields of :class:`optframe.drivers.smo.BoxQPDual`.
+    # ------------------------------------------------------------------------ structures
+    def structure_refusal(self, kind: type[Structure]) -> str | None:
+        """Why a structure is out: the box QP needs the intercept, the linear box dual none."""
+        if kind is BoxQPDual and not self.fit_intercept:
+            return (
+                "without an intercept the dual has no equality row, which SMO's pair steps "
+                "keep; use fit_intercept=True, or a driver for box duals"
+            )
+        if kind is LinearBoxDual and not self.is_linear:
+            return f"the box dual is for the linear kernel (w = Z'alpha); got {self.kernel!r}"
+        if kind is LinearBoxDual and self.fit_intercept:
+            return (
+                "fit_intercept=True adds the equality row y'alpha = 0 to the dual: coordinate "
+                "steps cannot keep it, and the DVI/SSNSV rules are proved for the paper's model "
+                "without intercept (a dual feasible set that is a box); use fit_intercept=False "
+                "and, if wanted, a constant feature"
+            )
+        return super().structure_refusal(kind)
 
-        :math:`\min_\alpha \tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha` with
-        :math:`Q_{ij} = y_i y_j k(x_i, x_j)`, :math:`0 \le \alpha_i \le C s_i`,
-        :math:`y^\top\alpha = 0` (no equality row without an intercept); no kinks; start 0.
-        """
+    def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is PiecewiseLinearSampleLoss:
+            return PiecewiseLinearSampleLoss(self, aggregate=self.aggregate)
         n = self.data.n_samples
-        return {
-            "X": self.data.X,
-            "kernel": self.kernel,
-            "sign": self._y.copy(),
-            "linear": -np.ones(n),
-            "upper": self._cost.copy(),
-            "rhs": 0.0 if self.fit_intercept else None,
-            "kink": self._cost.copy(),
-            "slope_below": np.zeros(n),
-            "slope_above": np.zeros(n),
-            "start": np.zeros(n),
-        }
+        if kind is BoxQPDual:
+            # min 1/2 a'Qa - 1'a, Q_ij = y_i y_j k(x_i, x_j), 0 <= a_i <= C s_i, y'a = 0; no kinks
+            return BoxQPDual(
+                X=self.data.X,
+                kernel=self.kernel,
+                sign=self._y.copy(),
+                linear=-np.ones(n),
+                upper=self._cost.copy(),
+                rhs=0.0,
+                kink=self._cost.copy(),
+                slope_below=np.zeros(n),
+                slope_above=np.zeros(n),
+                recover=self._from_dual_gradient,
+                start=np.zeros(n),
+                objective=self._objective_from_gradient,
+            )
+        # z_i = y_i x_i, target 1, box [0, C s_i] (linear kernel, no intercept)
+        return LinearBoxDual(
+            Z=_box_z(self),
+            target=np.ones(n),
+            lower=np.zeros(n),
+            upper=self._cost.copy(),
+            recover=self._from_alpha,
+            primal_key="w",
+            dual_key="alpha",
+            parameter="C",
+            reduced=FixedSampleDual.reducing(self.name),
+        )
 
-    def smo_solution(self, x: NDArray, gradient: NDArray) -> dict[str, NDArray[np.float64]]:
+    def _from_dual_gradient(self, x: NDArray, gradient: NDArray) -> dict[str, NDArray[np.float64]]:
         r"""The solution at dual point ``x`` given :math:`\nabla = Q\alpha - \mathbf 1` there.
 
         :math:`f(x_i) - b = y_i (Q\alpha)_i = y_i(\nabla_i + 1)`; :math:`b` minimizes the primal.
@@ -655,7 +692,7 @@ class WeightedSVM(Model):
         b = best_intercept(g, self._y, self._cost) if self.fit_intercept else 0.0
         return self._complete(g, b, solution)
 
-    def smo_objective(self, x: NDArray, gradient: NDArray) -> float:
+    def _objective_from_gradient(self, x: NDArray, gradient: NDArray) -> float:
         r"""The primal objective at dual point ``x`` in O(n log n), from :math:`Q\alpha - 1`."""
         alpha = self._alpha(x)
         Qa = np.asarray(gradient, dtype=np.float64) + 1.0
@@ -664,67 +701,12 @@ class WeightedSVM(Model):
         hinge = np.maximum(0.0, 1.0 - self._y * (g + b))
         return 0.5 * float(alpha @ Qa) + float(self._cost @ hinge)
 
-    # --- end of box-constrained dual for SMO -----------------------------------------------------
-
-    # --- linear box dual for DCD and DVI/SSNSV/ESSNSV screening (issue 7) ------------------------
-    box_dual_parameter: ClassVar[str] = "C"
-
-    def lacks(self, capability: str) -> str | None:
-        """Why a capability is out: SMO needs the intercept, the box dual its absence."""
-        if capability == "smo_dual" and not self.fit_intercept:
-            return (
-                "without an intercept the dual has no equality row, which SMO's pair steps "
-                "keep; use fit_intercept=True, or a driver for box duals"
-            )
-        if capability in ("box_dual", "with_fixed"):
-            return self.lacks_box_dual()
-        return None
-
-    def lacks_box_dual(self) -> str | None:
-        """Why this SVM has no linear box dual (an intercept or a kernel), or ``None``."""
-        if not self.is_linear:
-            return f"the box dual is for the linear kernel (w = Z'alpha); got {self.kernel!r}"
-        if self.fit_intercept:
-            return (
-                "fit_intercept=True adds the equality row y'alpha = 0 to the dual: coordinate "
-                "steps cannot keep it, and the DVI/SSNSV rules are proved for the paper's model "
-                "without intercept (a dual feasible set that is a box); use fit_intercept=False "
-                "and, if wanted, a constant feature"
-            )
-        return None
-
-    def box_dual(self) -> dict[str, Any]:
-        r"""The fields of :class:`optframe.capabilities.LinearBoxDual`.
-
-        :math:`z_i = y_i x_i`, :math:`\bar y_i = 1`, box :math:`[0, C s_i]` (linear kernel, no
-        intercept: see :meth:`lacks_box_dual`).
-        """
-        return {
-            "Z": _box_z(self),
-            "target": np.ones(self.data.n_samples),
-            "lower": np.zeros(self.data.n_samples),
-            "upper": self._cost.copy(),
-            "primal_key": "w",
-            "dual_key": "alpha",
-        }
-
-    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    def _from_alpha(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         r"""The solution at dual point ``alpha``: :math:`w = \sum_i \alpha_i y_i x_i`, b = 0."""
         alpha = self._alpha(alpha)
         w = np.asarray(self.data.X.T @ (alpha * self._y), dtype=np.float64).reshape(-1)
         g = np.asarray(self.data.X @ w, dtype=np.float64)
         return self._complete(g, 0.0, {"alpha": alpha, "w": w})
-
-    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> Model:
-        r"""The reduced problem with ``alpha[fixed] = values[fixed]`` as constant terms."""
-        from optframe.capabilities import LinearBoxDual
-
-        from ._box_dual import FixedSampleDual, fixed_dual
-
-        dual = fixed_dual(LinearBoxDual(**self.box_dual()), fixed, values, self.name)
-        return FixedSampleDual(dual, self.name)
-
-    # --- end of linear box dual ------------------------------------------------------------------
 
 
 # Z = diag(y) X of the last data set asked for: along a C path every value's model (and its

@@ -1,118 +1,179 @@
-"""Mathematical structure that drivers ask of models.
+r"""Mathematical structure that models offer and drivers ask for.
 
-A driver names the attributes it needs in ``Driver.requires``; a model offers them by having them.
-These protocols document each structure once, with the mathematics it stands for, so a model author
-knows what to implement and a driver author what can be relied upon.
+Each structure is one mathematical shape, named for its mathematics, never for a driver: a frozen
+dataclass that a model builds from its own data, holding the problem a driver works on and the way
+back to the model's solution. A model lists the structures its class offers in
+:attr:`Model.structures <optframe.model.Model.structures>` and builds one in ``_structure(kind)``;
+an instance whose parameters rule one out says why in
+:meth:`~optframe.model.Model.structure_refusal`. A driver lists the types it needs in
+:attr:`Driver.needs <optframe.drivers.base.Driver.needs>`; :meth:`Model.structure(kind)
+<optframe.model.Model.structure>` returns the object, or raises
+:class:`~optframe.errors.IncompatibleDriver` naming the structure and the model's reason.
+
+* :class:`BoxQPDual`: a kernel QP over a box, at most one equality row and a kink per
+  variable (SMO);
+* :class:`SimplexQP`: a kernel quadratic on the unit simplex (FrankWolfe, CoreVectorMachine);
+* :class:`LinearBoxDual`: a linear model's dual over a box, without equality row (DCD, the
+  screening rules of :mod:`optframe.screening`);
+* :class:`PiecewiseLinearSampleLoss`: a sum of piecewise-linear per-sample losses
+  (AggregateDisaggregate);
+* :class:`ElasticNetKnowledge`: the elastic-net hinge loss with knowledge penalties, split into
+  proximal pieces (ADMM, ADMMThenIPM).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
+
+from optframe.errors import ModelError
 
 if TYPE_CHECKING:
     from optframe.data import Dataset
+    from optframe.kernels import Kernel
     from optframe.model import Model, Solution
 
+Recovered = dict[str, NDArray[np.float64]]
 
-@runtime_checkable
-class CertifiedBound(Protocol):
-    r"""A lower bound the model proves from any solution: the certificate of every result.
 
-    :meth:`dual_bound` builds a point of the model's dual feasible set from ``solution`` (the
-    solver's dual variables when the solution has them, else the loss's subgradient at the
-    primal point), repairs it into the dual's constraints exactly (a projection onto equality
-    rows, a scaling into a box, a clip), and returns the dual objective there. Weak duality makes
-    the value a lower bound on the optimum whatever produced the solution, exact or not: a
-    solver's error can loosen the bound, never invalidate it. :meth:`objective_floor` is the
-    magnitude below which optimal values count as zero (0 when the optimum is never 0).
-    :func:`optframe.certificate.certify` reads both; every model in :mod:`optframe.models` but
-    the mixed-integer S3VM (which keeps its solver's branch-and-bound bound) offers them.
+class Structure:
+    """Base of the structures a model offers to drivers.
+
+    A structure is offered by a model that lists it in ``Model.structures`` and builds it in
+    ``Model._structure``. A structure that is a set of the model's own methods (only
+    :class:`PiecewiseLinearSampleLoss`) is also offered by any model that has those methods:
+    :meth:`refusal_by_members` and :meth:`from_members` say so.
     """
 
-    def dual_bound(self, solution: Solution) -> float | None:
-        """A proven lower bound on the optimal value, from ``solution``."""
-        ...
+    @classmethod
+    def refusal_by_members(cls, model: Model) -> str | None:
+        """Why ``model``, which does not list this structure, does not offer it (always, here)."""
+        offered = ", ".join(kind.__name__ for kind in model.structures)
+        return f"{model.name} offers {offered}" if offered else f"{model.name} offers none"
 
-    def objective_floor(self) -> float:
-        """The magnitude floor of the gap's scale."""
-        ...
-
-
-@runtime_checkable
-class PiecewiseLinearSampleLoss(Protocol):
-    r"""A sample-separable model whose per-sample loss is piecewise linear.
-
-    The objective is :math:`R(\theta) + \sum_i w_i\, \ell_i(a_i(\theta))`, where :math:`R` does not
-    depend on the samples, :math:`a_i` is affine in the parameters :math:`\theta` (the *loss
-    argument*: the residual for LAD, the hinge argument :math:`1 - y_i f(x_i)` for SVMs) and each
-    :math:`\ell_i` is piecewise linear in :math:`a_i`. Replacing a group of samples by their
-    weighted centroid with the summed weight gives the same kind of model on fewer samples; if every
-    :math:`\ell_i` is convex, that aggregated model's optimum is a lower bound on the original one
-    (Jensen's inequality), with equality when every group sits on one linear piece.
-
-    A model may also offer ``aggregate(labels, k)``, the same model on the weighted means of the
-    clusters ``labels``; without it, drivers aggregate with ``with_data`` on the input-space
-    centroids. A kernel model needs it: its means live in feature space
-    (:class:`~optframe.kernels.ClusterMeanKernel`). It may also name ``singleton_groups``, groups
-    (codes of :meth:`sample_groups`) whose samples are cheap to keep unaggregated.
-
-    Attributes
-    ----------
-    weights : ndarray of shape (n,)
-        The effective sample weights :math:`w_i`.
-    convex_sample_loss : bool
-        Whether every :math:`\ell_i` is convex (so aggregation gives lower bounds).
-    """
-
-    convex_sample_loss: ClassVar[bool]
-
-    @property
-    def weights(self) -> NDArray[np.float64]:
-        """The effective sample weights."""
-        ...
-
-    def with_data(self, data: Dataset) -> Model:
-        """Return the same model (same parameters) on other samples, weighted by ``data``."""
-        ...
-
-    def sample_groups(self) -> NDArray[np.int64]:
-        """Return a group code per sample: only samples of one group may share a centroid."""
-        ...
-
-    def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
-        """Return the loss argument :math:`a_i` of every sample at ``solution``."""
-        ...
-
-    def loss_pieces(self, solution: Solution) -> NDArray[np.int64]:
-        r"""Return the index of the linear piece of :math:`\ell_i` each sample sits on."""
-        ...
-
-    def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
-        """Return a cheap low-dimensional description of each sample, shape (n, k)."""
-        ...
-
-    @property
-    def sample_duals(self) -> tuple[str, ...]:
-        """Names of the solution's per-sample dual variables (lifted by weight share)."""
-        ...
-
-    def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
-        """Return the full solution on this model's samples from a solution's parameters.
-
-        ``solution`` holds the parameters found on other samples (centroids, a subset) and this
-        model's per-sample duals, already lifted to its samples.
-        """
-        ...
+    @classmethod
+    def from_members(cls, model: Model) -> Structure:
+        """The structure of a model that offers it by its members alone."""
+        raise NotImplementedError(f"{cls.__name__} is offered by models that build it")
 
 
-# --- linear box-constrained dual without intercept (DCD driver, DVI/SSNSV/ESSNSV screening) -------
+# --- a kernel QP over a box, with at most one equality row and one kink per variable (SMO) -----
 @dataclass(frozen=True, eq=False)
-class LinearBoxDual:
+class BoxQPDual(Structure):
+    r"""A kernel quadratic over a box, one equality row and one kink per variable.
+
+    .. math::
+
+        \min_x \; \Phi(x) = \tfrac12 x^\top Q x + c^\top x + \sum_i h_i(x_i)
+        \quad\text{s.t.}\quad a^\top x = b, \quad 0 \le x_i \le u_i,
+
+    with :math:`Q_{ij} = a_i a_j k(z_i, z_j)`, :math:`a_i = \pm 1` and
+    :math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)` (convex:
+    :math:`s^-_i \le s^+_i`; no kink when they are equal). The model's optimum is
+    :math:`-\min \Phi + \text{bound\_offset}`, so :math:`-\Phi(x) + \text{bound\_offset}` is a lower
+    bound for every feasible :math:`x`. The WeightedSVM dual has no kinks; the PULearning reduced
+    dual has one at :math:`c_2/2`.
+
+    Parameters
+    ----------
+    X : array (n, d) or sparse
+        The points :math:`z_i` defining :math:`Q` (sparse rows stay sparse).
+    kernel : Kernel
+        :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
+        :class:`~optframe.kernels.Polynomial`.
+    sign, linear, upper : arrays (n,)
+        :math:`a`, :math:`c`, :math:`u`.
+    rhs : float or None
+        :math:`b`; ``None`` when there is no equality row (SMO's pair steps need one).
+    kink, slope_below, slope_above : arrays (n,)
+        :math:`\kappa`, :math:`s^-`, :math:`s^+`.
+    recover : callable ``(x, gradient) -> solution``
+        The model's solution at a feasible :math:`x`, given :math:`\nabla = Qx + c` there.
+    bound_offset : float
+        See above.
+    start : array (n,), optional
+        A feasible starting point.
+    objective : callable ``(x, gradient) -> float``, optional
+        The model's objective at ``recover(x, gradient)``, cheaply from the gradient (the SVM's
+        in O(n log n)); without it a driver evaluates the model's objective at the solution.
+    """
+
+    X: Any
+    kernel: Kernel
+    sign: NDArray[np.float64]
+    linear: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    rhs: float | None
+    kink: NDArray[np.float64]
+    slope_below: NDArray[np.float64]
+    slope_above: NDArray[np.float64]
+    recover: Callable[[NDArray[np.float64], NDArray[np.float64]], Recovered] = field(repr=False)
+    bound_offset: float = 0.0
+    start: NDArray[np.float64] | None = None
+    objective: Callable[[NDArray[np.float64], NDArray[np.float64]], float] | None = field(
+        default=None, repr=False
+    )
+
+    @property
+    def n(self) -> int:
+        """Number of variables."""
+        return int(self.sign.shape[0])
+
+
+# --- a kernel quadratic on the unit simplex (FW, MFW, PFW, CVM) ---------------------------------
+@dataclass(frozen=True, eq=False)
+class SimplexQP(Structure):
+    r"""A quadratic on the unit simplex given by kernel columns.
+
+    .. math::
+
+        R^\star = \min_\alpha \; \alpha^\top \tilde K \alpha
+        \quad\text{s.t.}\quad \textstyle\sum_i \alpha_i = 1, \ \alpha \ge 0, \qquad
+        \tilde K_{ij} = a_i a_j \bigl(k(x_i, x_j) + 1\bigr) + \delta_{ij}\, \text{ridge},
+
+    and the model's optimal value is ``scale * R* + offset``. With a constant kernel diagonal it
+    is a minimal-enclosing-ball problem (the L2-SVM of CVM: :math:`a = y`, ridge :math:`= 1/C`,
+    scale :math:`-1/2`).
+
+    Parameters
+    ----------
+    X : array (m, n) or sparse
+        The points :math:`x_i` (kept sparse: the drivers work on CSR rows).
+    sign : array (m,)
+        :math:`a_i = \pm 1`.
+    kernel : Kernel
+        :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
+        :class:`~optframe.kernels.Polynomial`.
+    ridge : float
+        The diagonal term (:math:`1/C` for the L2SVM), > 0 so that :math:`\tilde K` is definite.
+    recover : callable ``alpha -> solution``
+        The model's solution at a point of the simplex.
+    scale, offset : float
+        The map from :math:`R^\star` to the model's optimal value.
+    """
+
+    X: Any
+    sign: NDArray[np.float64]
+    kernel: Kernel
+    ridge: float
+    recover: Callable[[NDArray[np.float64]], Recovered] = field(repr=False)
+    scale: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def n(self) -> int:
+        """Number of points m."""
+        return int(np.asarray(self.sign).shape[0])
+
+
+# --- a linear model's dual over a box, without equality row (DCD, DVI/SSNSV/ESSNSV screening) ---
+@dataclass(frozen=True, eq=False)
+class LinearBoxDual(Structure):
     r"""A linear model's dual over a box, with no equality row (no intercept).
 
     The primal and its dual (the unified form of DVI, notes/dvi.md section 1, in the
@@ -145,26 +206,37 @@ class LinearBoxDual:
         :math:`\bar y`.
     lower, upper : arrays (n,)
         The box :math:`l \le u`; both scale linearly with the model's loss parameter.
+    recover : callable ``alpha -> solution``
+        The model's solution at a dual point (with :math:`w = Z^\top\alpha`).
     fixed : bool array (n,), optional
         Samples whose :math:`\alpha_i` is fixed.
     fixed_values : array (n,), optional
         Their values (read where ``fixed``), inside the box.
     primal_key, dual_key : str
         Where the model's solution keeps :math:`w` and :math:`\alpha`.
+    parameter : str
+        The model's parameter :math:`C` that multiplies the box (the box is :math:`C` times a box
+        that does not depend on :math:`C`); a screened path runs over it.
+    reduced : callable ``LinearBoxDual -> Model``, optional
+        The model of a dual with fixed samples (:meth:`with_fixed`); the models of
+        :mod:`optframe.models` give one that offers this structure and the ``"matrix"`` layer.
     """
 
     Z: Any
     target: NDArray[np.float64]
     lower: NDArray[np.float64]
     upper: NDArray[np.float64]
+    recover: Callable[[NDArray[np.float64]], Recovered] = field(repr=False)
     fixed: NDArray[np.bool_] | None = None
     fixed_values: NDArray[np.float64] | None = None
     primal_key: str = "w"
     dual_key: str = "alpha"
+    parameter: str = "C"
+    reduced: Callable[[LinearBoxDual], Model] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, offered: LinearBoxDual | Mapping[str, Any]) -> LinearBoxDual:
-        """Accept the dataclass or the mapping of its fields that a model returns."""
+        """The dataclass itself, or one built from the mapping of its fields."""
         return offered if isinstance(offered, LinearBoxDual) else cls(**offered)
 
     @property
@@ -193,71 +265,191 @@ class LinearBoxDual:
             loss = np.where(self.fixed, self.fixed_values * t, loss)
         return 0.5 * float(w @ w) + float(loss.sum())
 
+    def fixing(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> LinearBoxDual:
+        """The dual with ``alpha[fixed] = values[fixed]`` too (samples already fixed stay so).
 
+        Raises
+        ------
+        ModelError
+            If the shapes differ from ``(n,)`` or a fixed value lies outside the box.
+        """
+        fixed = np.asarray(fixed, dtype=bool).reshape(-1)
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        if fixed.shape != (self.n,) or values.shape != (self.n,):
+            raise ModelError(
+                f"with_fixed: fixed and values must have shape ({self.n},); got {fixed.shape} "
+                f"and {values.shape}"
+            )
+        if self.fixed is not None and self.fixed_values is not None:
+            values = np.where(self.fixed, self.fixed_values, values)
+            fixed = fixed | self.fixed
+        slack = 1e-12 * np.maximum(1.0, np.abs(self.upper) + np.abs(self.lower))
+        outside = fixed & ((values < self.lower - slack) | (values > self.upper + slack))
+        if outside.any():
+            raise ModelError(
+                f"with_fixed: {int(outside.sum())} fixed values lie outside the dual box"
+            )
+        values = np.where(fixed, np.clip(values, self.lower, self.upper), 0.0)
+        return dataclasses.replace(self, fixed=fixed, fixed_values=values)
+
+    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> Model:
+        r"""The reduced model: ``alpha[fixed] = values[fixed]`` kept as constant terms (DVI eq. 15).
+
+        Its solution holds the full-length :math:`\alpha` under ``dual_key``; it offers this
+        structure itself (with the fixed samples) and the ``"matrix"`` layer.
+        """
+        if self.reduced is None:
+            raise ModelError("this LinearBoxDual gives no reduced model (its reduced is None)")
+        return self.reduced(self.fixing(fixed, values))
+
+
+# --- a sum of piecewise-linear per-sample losses (AID) ------------------------------------------
 @runtime_checkable
-class SupportsLinearBoxDual(Protocol):
-    r"""What the DCD driver and the screening rules need from a model (their ``requires``).
+class SampleSeparableModel(Protocol):
+    r"""The members of a model whose per-sample loss is piecewise linear (what AID reads).
+
+    The objective is :math:`R(\theta) + \sum_i w_i\, \ell_i(a_i(\theta))`, where :math:`R` does not
+    depend on the samples, :math:`a_i` is affine in the parameters :math:`\theta` (the *loss
+    argument*: the residual for LAD, the hinge argument :math:`1 - y_i f(x_i)` for SVMs) and each
+    :math:`\ell_i` is piecewise linear in :math:`a_i`.
 
     Attributes
     ----------
-    box_dual_parameter : str
-        The name of the parameter :math:`C` that multiplies the loss (the box is :math:`C` times
-        a box that does not depend on :math:`C`); screening along a path runs over it.
+    data : Dataset
+        The samples.
+    weights : ndarray of shape (n,)
+        The effective sample weights :math:`w_i`.
+    convex_sample_loss : bool
+        Whether every :math:`\ell_i` is convex (so aggregation gives lower bounds).
+    sample_duals : tuple of str
+        Names of the solution's per-sample dual variables (lifted by weight share).
     """
 
-    box_dual_parameter: ClassVar[str]
+    convex_sample_loss: bool
+    sample_duals: tuple[str, ...]
 
-    def box_dual(self) -> LinearBoxDual | Mapping[str, Any]:
-        """The dual (or the mapping of its fields: models do not import drivers)."""
+    @property
+    def data(self) -> Dataset:
+        """The samples."""
         ...
 
-    def box_dual_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        r"""The model's solution at the dual point ``alpha`` (with :math:`w = Z^\top\alpha`)."""
+    @property
+    def weights(self) -> NDArray[np.float64]:
+        """The effective sample weights."""
         ...
 
-    def lacks_box_dual(self) -> str | None:
-        """Why this instance offers no box dual (an intercept, a kernel), or ``None``."""
+    def with_data(self, data: Dataset) -> Model:
+        """Return the same model (same parameters) on other samples, weighted by ``data``."""
         ...
 
-    def with_fixed(self, fixed: NDArray[np.bool_], values: NDArray[np.float64]) -> Model:
-        r"""The reduced model: ``alpha[fixed] = values[fixed]`` kept as constant terms.
+    def sample_groups(self) -> NDArray[np.int64]:
+        """Return a group code per sample: only samples of one group may share a centroid."""
+        ...
 
-        Its solution holds the full-length :math:`\alpha` under the same ``dual_key``; it offers
-        :meth:`box_dual` itself (solvable by DCD) and at least the ``"matrix"`` layer (Direct).
+    def loss_pieces(self, solution: Solution) -> NDArray[np.int64]:
+        r"""Return the index of the linear piece of :math:`\ell_i` each sample sits on."""
+        ...
+
+    def sample_embedding(self, solution: Solution | None) -> NDArray[np.float64]:
+        """Return a cheap low-dimensional description of each sample, shape (n, k)."""
+        ...
+
+    def complete_solution(self, solution: Solution) -> Recovered:
+        """Return the full solution on this model's samples from a solution's parameters.
+
+        ``solution`` holds the parameters found on other samples (centroids, a subset) and this
+        model's per-sample duals, already lifted to its samples.
         """
         ...
 
 
-@runtime_checkable
-class MEBStructure(Protocol):
-    r"""A model whose dual is a simplex QP with a modified kernel (FW, MFW, CVM drivers).
+_SAMPLE_MEMBERS = (
+    "data",
+    "weights",
+    "convex_sample_loss",
+    "sample_duals",
+    "with_data",
+    "sample_groups",
+    "loss_pieces",
+    "sample_embedding",
+    "complete_solution",
+)
 
-    .. math::
 
-        R^\star = \min_\alpha \alpha^\top\tilde K\alpha \quad\text{s.t.}\quad
-        \textstyle\sum_i\alpha_i = 1,\ \alpha \ge 0, \qquad
-        \tilde K_{ij} = a_i a_j (k(x_i, x_j) + 1) + \delta_{ij}\,\text{ridge},
+@dataclass(frozen=True, eq=False)
+class PiecewiseLinearSampleLoss(Structure):
+    r"""A sample-separable model whose per-sample loss is piecewise linear.
 
-    with the model's optimal value ``scale * R* + offset``. With a constant kernel diagonal it
-    is a minimal-enclosing-ball problem (the L2-SVM of CVM: :math:`a = y`, ridge :math:`= 1/C`,
-    scale :math:`-1/2`).
+    Replacing a group of samples of ``model`` (a :class:`SampleSeparableModel`) by their
+    weighted centroid with the summed weight gives the same kind of model on fewer samples; if
+    every :math:`\ell_i` is convex, that aggregated model's optimum is a lower bound on the
+    original one (Jensen's inequality), with equality when every group sits on one linear piece.
+
+    A model that has the members of :class:`SampleSeparableModel` offers this structure with the
+    defaults below without listing it; a model that needs other values lists it and builds it.
+
+    Parameters
+    ----------
+    model : SampleSeparableModel
+        The model itself.
+    singleton_groups : tuple of int
+        Groups (codes of ``sample_groups``) whose samples are cheap to keep unaggregated, one
+        cluster each (S3VM's labeled rows, which carry no binary variable). Default none.
+    embedding_uses_solution : bool
+        Whether ``sample_embedding`` needs a solution (default); ``False``: it is called with
+        ``None`` and no pilot solve is run (S3VM clusters in input space).
+    aggregate : callable ``(labels, k) -> Model``, optional
+        The model on the weighted means of the clusters ``labels`` (ids ``0..k-1``). Default:
+        ``with_data`` on the input-space centroids. A kernel model needs its own: its means live
+        in feature space (:class:`~optframe.kernels.ClusterMeanKernel`).
     """
 
-    def meb_dual(self) -> dict[str, Any]:
-        """The fields of ``optframe.drivers.frank_wolfe.MEBDual``.
+    model: SampleSeparableModel
+    singleton_groups: tuple[int, ...] = ()
+    embedding_uses_solution: bool = True
+    aggregate: Callable[[NDArray[np.int64], int], Model] | None = field(default=None, repr=False)
 
-        They are ``X``, ``sign``, ``kernel``, ``ridge``, ``scale`` and ``offset``.
-        """
-        ...
+    def aggregated(self, labels: NDArray[np.int64], k: int) -> Model:
+        """The model on the weighted means of the clusters ``labels`` (ids ``0..k-1``)."""
+        if self.aggregate is not None:
+            return self.aggregate(labels, k)
+        from optframe.data.aggregate import aggregate_samples
 
-    def meb_solution(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        """The model's solution at a point ``alpha`` of the simplex."""
-        ...
+        m = self.model
+        return m.with_data(aggregate_samples(m.data, m.weights, labels, k))
+
+    @classmethod
+    def refusal_by_members(cls, model: Model) -> str | None:
+        """``None`` for a model with every member of :class:`SampleSeparableModel`."""
+        if isinstance(model, SampleSeparableModel):
+            return None
+        lacking = [name for name in _SAMPLE_MEMBERS if not hasattr(model, name)]
+        return f"{model.name} lacks {', '.join(lacking)} (the members of SampleSeparableModel)"
+
+    @classmethod
+    def from_members(cls, model: Model) -> PiecewiseLinearSampleLoss:
+        """The structure with the defaults, for a model that has the members."""
+        return cls(model)  # type: ignore[arg-type]
 
 
 @runtime_checkable
-class ElasticNetKnowledge(Protocol):
-    r"""An elastic-net hinge-loss classifier with penalized polyhedral knowledge.
+class ChunkedSamples(Protocol):
+    """A sample-separable model whose samples live in row chunks on a Dask cluster.
+
+    ``chunk_loss`` holds the per-chunk loss kernels (see :mod:`optframe.drivers.aid_dask`); AID
+    then runs every pass over the samples as a map over the chunks.
+    """
+
+    @property
+    def chunk_loss(self) -> Any:
+        """The per-chunk loss kernels."""
+        ...
+
+
+# --- the elastic-net hinge loss with knowledge penalties, split for ADMM (ADMM, HIPAD) ----------
+@dataclass(frozen=True, eq=False)
+class ElasticNetKnowledge(Structure):
+    r"""An elastic-net hinge-loss classifier with penalized polyhedral knowledge, in split pieces.
 
     .. math::
 
@@ -266,7 +458,11 @@ class ElasticNetKnowledge(Protocol):
         + \ell_k w\rVert^2 + \lVert F_k^\top u_k\rVert^2\bigr)
         + \rho_h (d_k^\top u_k - \ell_k b + 1)_+
 
-    Attributes
+    Every term is either smooth and quadratic (the :math:`(w, b)` and :math:`u_k` systems) or has
+    a closed-form proximal map (hinge, :math:`\ell_1`, nonnegativity): the split ADMM works on.
+    Solutions hold ``w``, ``intercept``, ``u``, ``alpha`` (margin multipliers) and ``beta``.
+
+    Parameters
     ----------
     data : Dataset
         ``X`` (N, m) and ``y`` in {-1, +1}.
@@ -277,38 +473,73 @@ class ElasticNetKnowledge(Protocol):
     knowledge : sequence
         Objects with ``B`` (k, m), ``B_fixed`` :math:`F` (k, r), ``d`` (k,), ``label``
         :math:`\ell \in \{\pm 1\}`.
-
-    Methods ``restrict_features(support) -> model`` (the same structure on ``X[:, support]``, the
-    weights outside fixed at 0), ``pad_solution(solution, support)``, ``kkt_residuals(solution)``,
-    ``smooth_gradient_w(solution)`` and ``dual_bound(solution)`` (a proven bound or ``None``).
-    Solutions hold ``w``, ``intercept``, ``u``, ``alpha`` (margin multipliers) and ``beta``.
+    restrict_features : callable ``(support, l1) -> Model``
+        The model with the weights outside ``support`` fixed at 0 (without the :math:`\ell_1` term
+        when ``l1`` is False), solvable by Direct.
+    pad_solution : callable ``(solution, support) -> solution``
+        A restricted model's solution on all m features.
+    kkt_residuals : callable ``solution -> dict``
+        Optimality residuals (``"max"`` is the largest).
+    smooth_gradient_w : callable ``solution -> ndarray (m,)``
+        The gradient in :math:`w` of the Lagrangian without the :math:`\ell_1` term.
     """
 
+    data: Dataset
+    hinge_costs: NDArray[np.float64]
     lam1: float
     lam2: float
     rho: float
     rho_hinge: float
     knowledge: Sequence[Any]
-
-    def restrict_features(self, support: ArrayLike) -> Model:
-        """The model with the weights outside ``support`` fixed at 0."""
-        ...
-
-    def kkt_residuals(self, solution: Solution) -> dict[str, float]:
-        """Optimality residuals (``"max"`` is the largest)."""
-        ...
+    restrict_features: Callable[[NDArray[np.intp], bool], Model] = field(repr=False)
+    pad_solution: Callable[[Solution, NDArray[np.intp]], Recovered] = field(repr=False)
+    kkt_residuals: Callable[[Solution], dict[str, float]] = field(repr=False)
+    smooth_gradient_w: Callable[[Solution], NDArray[np.float64]] = field(repr=False)
 
 
+# --- the certificate --------------------------------------------------------------------------
 @runtime_checkable
-class SupportsBoxQPDual(Protocol):
-    """What SMO needs from a model (its ``requires``): the dual and the way back from it."""
+class CertifiedBound(Protocol):
+    r"""A lower bound the model proves from any solution: the certificate of every result.
 
-    def smo_dual(self) -> Any:
-        """The dual problem, or a mapping of its fields (models do not import drivers)."""
+    :meth:`dual_bound` builds a point of the model's dual feasible set from ``solution`` (the
+    solver's dual variables when the solution has them, else the loss's subgradient at the
+    primal point), repairs it into the dual's constraints exactly (a projection onto equality
+    rows, a scaling into a box, a clip), and returns the dual objective there. Weak duality makes
+    the value a lower bound on the optimum whatever produced the solution, exact or not: a
+    solver's error can loosen the bound, never invalidate it. :meth:`objective_floor` is the
+    magnitude below which optimal values count as zero (0 when the optimum is never 0).
+    :func:`optframe.certificate.certify` reads both; every model in :mod:`optframe.models` but
+    the mixed-integer S3VM (which keeps its solver's branch-and-bound bound) offers them.
+    """
+
+    def dual_bound(self, solution: Solution) -> float | None:
+        """A proven lower bound on the optimal value, from ``solution``."""
         ...
 
-    def smo_solution(
-        self, x: NDArray[np.float64], gradient: NDArray[np.float64]
-    ) -> dict[str, NDArray[np.float64]]:
-        r"""The model's solution at dual point ``x``, given :math:`\nabla = Qx + c` there."""
+    def objective_floor(self) -> float:
+        """The magnitude floor of the gap's scale."""
         ...
+
+
+STRUCTURES: tuple[type[Structure], ...] = (
+    BoxQPDual,
+    SimplexQP,
+    LinearBoxDual,
+    PiecewiseLinearSampleLoss,
+    ElasticNetKnowledge,
+)
+"""Every structure of this module, in the order of the table above."""
+
+__all__ = [
+    "STRUCTURES",
+    "BoxQPDual",
+    "CertifiedBound",
+    "ChunkedSamples",
+    "ElasticNetKnowledge",
+    "LinearBoxDual",
+    "PiecewiseLinearSampleLoss",
+    "SampleSeparableModel",
+    "SimplexQP",
+    "Structure",
+]

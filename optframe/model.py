@@ -20,16 +20,18 @@ import enum
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from optframe.errors import ModelError
+from optframe.capabilities import Structure
+from optframe.errors import IncompatibleDriver, ModelError
 
 LAYERS = ("matrix", "cvxpy", "pyomo")
 Solution = Mapping[str, NDArray[np.float64]]
+S = TypeVar("S", bound=Structure)
 
 
 class ProblemClass(enum.Enum):
@@ -194,7 +196,9 @@ class Model(abc.ABC):
     """Base class of every model: a dataset plus hyper-parameters, declared once.
 
     Subclasses are frozen dataclasses. They set the class attributes below, implement
-    ``_build_<layer>(form)`` for each layer they offer, and implement :meth:`objective`.
+    ``_build_<layer>(form)`` for each layer they offer, and implement :meth:`objective`. A model
+    that offers drivers mathematical structure lists the types in :attr:`structures` and builds
+    them in ``_structure(kind)``; drivers get them with :meth:`structure`.
     """
 
     problem_class: ClassVar[ProblemClass]
@@ -204,19 +208,48 @@ class Model(abc.ABC):
     #: Whether every instance has a finite optimum (no solver may call it infeasible or
     #: unbounded: such a status means the data are badly scaled for the solver).
     always_feasible_and_bounded: ClassVar[bool] = True
+    #: The mathematical structures (:mod:`optframe.capabilities`) the class offers to drivers;
+    #: built by :meth:`_structure`, refused by an instance in :meth:`structure_refusal`.
+    structures: ClassVar[tuple[type[Structure], ...]] = ()
 
     @property
     def default_form(self) -> str:
         """The formulation built when none is asked for (the first of :attr:`forms`)."""
         return self.forms[0]
 
-    def lacks(self, capability: str) -> str | None:
-        """Why this instance cannot offer ``capability`` although its class has it, or ``None``.
+    def structure(self, kind: type[S]) -> S:
+        """The structure ``kind`` (a type of :mod:`optframe.capabilities`) of this model.
 
-        Drivers check capabilities by name (``Driver.requires``); a model whose parameters rule one
-        out (a kernel SVM cannot be aggregated on input-space centroids) says so here.
+        Raises
+        ------
+        IncompatibleDriver
+            Naming ``kind`` and the model's reason, when this instance does not offer it.
         """
-        return None
+        reason = self.structure_refusal(kind)
+        if reason is not None:
+            raise IncompatibleDriver(f"{self.name} does not offer {kind.__name__}: {reason}")
+        if kind in self.structures:
+            return self._structure(kind)  # type: ignore[return-value]
+        return kind.from_members(self)  # type: ignore[return-value]
+
+    def offers_structure(self, kind: type[Structure]) -> bool:
+        """Whether this instance offers the structure ``kind``."""
+        return self.structure_refusal(kind) is None
+
+    def structure_refusal(self, kind: type[Structure]) -> str | None:
+        """Why this instance does not offer ``kind``, or ``None`` when it does.
+
+        A class offers the kinds it lists in :attr:`structures`; an instance whose parameters rule
+        one out (an SVM without intercept has no equality row for SMO) overrides this method,
+        returns its reason for that kind and defers to this one for the others.
+        """
+        if kind in self.structures:
+            return None
+        return kind.refusal_by_members(self)
+
+    def _structure(self, kind: type[Structure]) -> Structure:
+        """Build the structure ``kind``, one of :attr:`structures` (models override this)."""
+        raise NotImplementedError(f"{self.name} lists {kind.__name__} but does not build it")
 
     def check_form(self, form: str | None) -> str:
         """Return ``form`` (or the default form if ``None``); raise ModelError if unknown."""

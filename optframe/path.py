@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.backend import SolveOptions
@@ -161,7 +162,7 @@ def _dual_value(dual: LinearBoxDual, alpha: NDArray, solution: Mapping) -> float
 
 
 def _row_norms(Z: Any) -> NDArray[np.float64]:
-    if hasattr(Z, "multiply"):
+    if sp.issparse(Z):
         squares = np.asarray(Z.multiply(Z).sum(axis=1), dtype=np.float64).reshape(-1)
     else:
         Z = np.asarray(Z, dtype=np.float64)
@@ -266,7 +267,7 @@ def solve_path(
     grid = _check_values(values, param, screening)
     if screening is not None:
         screening.check(model)
-        loss_parameter = model.box_dual_parameter  # type: ignore[attr-defined]
+        loss_parameter = model.structure(LinearBoxDual).parameter
         if param != loss_parameter:
             raise ModelError(
                 f"screening rule {screening.name!r} screens along {model.name}'s loss parameter "
@@ -283,12 +284,11 @@ def solve_path(
         solver_options=dict(solver_options or {}),
     )
     context = RunContext(backend=backend, options=options)
-    boxed = hasattr(model, "box_dual") and not model.lacks_box_dual()  # type: ignore[attr-defined]
     # The box at the first value: the rest of the path scales it by grid[k] / grid[0].
     first = dataclasses.replace(model, **{param: float(grid[0])})  # type: ignore[type-var]
-    dual = LinearBoxDual.of(first.box_dual()) if boxed else None  # type: ignore[attr-defined]
+    dual = first.structure(LinearBoxDual) if first.offers_structure(LinearBoxDual) else None
     K = grid.size
-    n = model.data.n_samples if hasattr(model, "data") else 0  # type: ignore[attr-defined]
+    n = model.data.n_samples  # type: ignore[attr-defined]
     empty = np.zeros(0, dtype=np.int64)
     R: list[NDArray[np.int64]] = [empty] * K
     L: list[NDArray[np.int64]] = [empty] * K
@@ -412,14 +412,15 @@ def _reduced_solve(
     lower, upper = dual.lower * scale, dual.upper * scale
     fixed = at_lower | at_upper
     tick = time.perf_counter()
-    reduced = m_k.with_fixed(fixed, np.where(at_lower, lower, upper))  # type: ignore[attr-defined]
+    dual_k = m_k.structure(LinearBoxDual)
+    reduced = dual_k.with_fixed(fixed, np.where(at_lower, lower, upper))
     chosen = _started(inner, start_alpha)
     chosen.check(reduced)
     inner_result = chosen.run(reduced, context)
     alpha = _dual_point(inner_result, dual.dual_key)
     if alpha is None:
         raise ModelError(f"the reduced problem's solution has no {dual.dual_key!r} to lift back")
-    solution = m_k.box_dual_solution(alpha)  # type: ignore[attr-defined]
+    solution = dual_k.recover(alpha)
     objective = m_k.objective(solution)
     gap = objective - _dual_value(dual, alpha, solution)
     certified = gap <= certify_tol * max(1.0, abs(objective))

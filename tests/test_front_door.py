@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import optframe as of
+from optframe.capabilities import Structure
 from optframe.data import Dataset
 from optframe.drivers import Direct, Driver
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass
@@ -41,10 +42,14 @@ class TinyMIQP(Model):
         return float((x[0] - 0.4) ** 2 + (x[1] - 1.6) ** 2)
 
 
+class LossPieces(Structure):
+    """A user's structure that no model offers."""
+
+
 @dataclass(frozen=True)
 class NeedsAggregation(Driver):
     name: ClassVar[str] = "needs-aggregation"
-    requires: ClassVar[tuple[str, ...]] = ("with_data", "loss_piece")
+    needs: ClassVar[tuple[type[Structure], ...]] = (LossPieces,)
 
     def run(self, model, context):
         raise AssertionError("never reached")
@@ -93,7 +98,7 @@ def test_a_users_own_model_solves_on_the_auto_backend():
 
 
 def test_driver_without_the_structure_it_needs(lad):
-    with pytest.raises(of.IncompatibleDriver, match="loss_piece"):
+    with pytest.raises(of.IncompatibleDriver, match="LossPieces"):
         of.solve(lad, driver=NeedsAggregation())
 
 

@@ -1,9 +1,9 @@
 r"""ADMM for the elastic-net (+ knowledge) SVM, and HIPAD: ADMM until the support settles, then IPM.
 
-Both drivers need the structure documented by
-:class:`~optframe.capabilities.ElasticNetKnowledge`; they never import a
-model. The reduced problem of HIPAD's phase 2 is the model's own ``restrict_features`` copy,
-solved by :class:`~optframe.drivers.direct.Direct` on an interior-point back-end.
+Both drivers need the model to offer :class:`~optframe.capabilities.ElasticNetKnowledge`; they
+never import a model. The reduced problem of HIPAD's phase 2 is the structure's
+``restrict_features`` model, solved by :class:`~optframe.drivers.direct.Direct` on an
+interior-point back-end.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
-from optframe.capabilities import ElasticNetKnowledge
+from optframe.capabilities import ElasticNetKnowledge, Structure
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.admm_core import ADMMIteration
 from optframe.drivers.base import Driver, RunContext
@@ -29,21 +29,6 @@ from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
 
 __all__ = ["ADMM", "ADMMThenIPM", "ElasticNetKnowledge"]
-
-
-REQUIRES = (
-    "lam1",
-    "lam2",
-    "rho",
-    "rho_hinge",
-    "knowledge",
-    "hinge_costs",
-    "restrict_features",
-    "pad_solution",
-    "kkt_residuals",
-    "smooth_gradient_w",
-    "dual_bound",
-)
 
 
 @dataclass
@@ -137,7 +122,7 @@ class ADMM(Driver):
     """
 
     name: ClassVar[str] = "admm"
-    requires: ClassVar[tuple[str, ...]] = REQUIRES
+    needs: ClassVar[tuple[type[Structure], ...]] = (ElasticNetKnowledge,)
 
     mu: float = 1.0
     adaptive: bool = True
@@ -162,14 +147,14 @@ class ADMM(Driver):
     # ------------------------------------------------------------------------------ the loop
     def iterate(
         self,
-        model: Any,
+        split: ElasticNetKnowledge,
         context: RunContext,
         start: float,
         switch: Any = None,
     ) -> _Run:
         """Run sweeps until the stopping rule, a limit, the callback or ``switch(it)`` says stop."""
         tol, max_iter, time_limit = _options(self, context)
-        it = ADMMIteration(model, self.mu, self.order)
+        it = ADMMIteration(split, self.mu, self.order)
         history: list[IterationRecord] = []
         supports: list[int] = []
         previous = math.inf
@@ -233,19 +218,19 @@ class ADMM(Driver):
     def run(self, model: Model, context: RunContext) -> Result:
         """Run ADMM on ``model``; the objective and certificate are the model's own."""
         start = time.perf_counter()
-        enk: Any = model
+        split = model.structure(ElasticNetKnowledge)
         with _blas_threads(context.options.threads):
-            phase = self.iterate(enk, context, start)
+            phase = self.iterate(split, context, start)
         solution = phase.it.solution()
-        return _finish(self, enk, phase, solution, start, Status.CONVERGED, "numpy", {})
+        return _finish(self, model, split, phase, solution, start, Status.CONVERGED, "numpy", {})
 
 
-def _finish(driver, model, phase, solution, start, success, backend, stats) -> Result:
+def _finish(driver, model, split, phase, solution, start, success, backend, stats) -> Result:
     """Certify ``solution`` on the original model and wrap everything in a Result."""
     it = phase.it
     objective = model.objective(solution)
     bound = model.dual_bound(solution)
-    kkt = model.kkt_residuals(solution) if "alpha" in solution else {}
+    kkt = split.kkt_residuals(solution) if "alpha" in solution else {}
     status = phase.status if phase.status is not Status.CONVERGED else success
     gap = math.inf if bound is None else (objective - bound) / max(1.0, abs(objective))
     if status is Status.CONVERGED and gap <= driver.certify_tol:
@@ -285,12 +270,12 @@ class ADMMThenIPM(Driver):
     :math:`\lVert w^{k+1} - w^k\rVert / \max(\lVert w^k\rVert, 1) < \epsilon_{tol}` holds together
     with the safeguards: at least ``min_iter`` sweeps, a non-empty support of :math:`c`, and the
     same support set for ``stable_iters`` consecutive sweeps. Phase 2 restricts the model to that
-    support (``model.restrict_features``; the exact restriction, knowledge columns of the dropped
-    features kept as fixed terms), solves it with :class:`~optframe.drivers.direct.Direct` on
-    ``backend`` (Clarabel, interior point), pads the solution back to m features and certifies it
-    on the original model: objective, KKT residuals, and the l1 subgradient condition on the
+    support (the structure's ``restrict_features``; the exact restriction, knowledge columns of the
+    dropped features kept as fixed terms), solves it with :class:`~optframe.drivers.direct.Direct`
+    on ``backend`` (Clarabel, interior point), pads the solution back to m features and certifies
+    it on the original model: objective, KKT residuals, and the l1 subgradient condition on the
     dropped features, :math:`\lvert g_j\rvert \le \lambda_1` for :math:`j \notin S`
-    (:math:`g` = ``model.smooth_gradient_w`` at the reduced solve's multipliers). The
+    (:math:`g` = the structure's ``smooth_gradient_w`` at the reduced solve's multipliers). The
     ``max(repair_batch, |S|)`` most violating features are added to the support and the reduced
     problem is solved again (an active-set repair), at most ``max_repairs`` times.
 
@@ -331,7 +316,7 @@ class ADMMThenIPM(Driver):
     """
 
     name: ClassVar[str] = "admm_then_ipm"
-    requires: ClassVar[tuple[str, ...]] = REQUIRES
+    needs: ClassVar[tuple[type[Structure], ...]] = (ElasticNetKnowledge,)
 
     admm: ADMM = field(default_factory=ADMM)
     switch_tol: float = 1e-2
@@ -371,9 +356,9 @@ class ADMMThenIPM(Driver):
     def run(self, model: Model, context: RunContext) -> Result:
         """Phase 1 (ADMM), phase 2 (reduced IPM solve), certification on ``model``."""
         start = time.perf_counter()
-        enk: Any = model
+        split = model.structure(ElasticNetKnowledge)
         with _blas_threads(context.options.threads):
-            phase = self.admm.iterate(enk, context, start, switch=self._switch_test())
+            phase = self.admm.iterate(split, context, start, switch=self._switch_test())
         it = phase.it
         support = np.flatnonzero(it.c)
         if support.size == 0:  # safeguard: the largest |w_j| keeps the support non-empty
@@ -389,9 +374,7 @@ class ADMMThenIPM(Driver):
             if left is not None and left <= 0:  # phase 1 or the previous rounds used it all
                 reduced_status = Status.TIME_LIMIT
                 break
-            reduced = enk.restrict_features(support)
-            if self.drop_l1:
-                reduced = replace(reduced, lam1=0.0)
+            reduced = split.restrict_features(support, not self.drop_l1)
             result = Direct().run(
                 reduced, replace(inner, options=replace(inner.options, time_limit=left))
             )
@@ -405,12 +388,12 @@ class ADMMThenIPM(Driver):
             )
             if not result.has_solution:
                 break
-            solution = enk.pad_solution(result.solution, support)
+            solution = split.pad_solution(result.solution, support)
             if "alpha" not in solution:
                 break
-            g = enk.smooth_gradient_w(solution)
+            g = split.smooth_gradient_w(solution)
             dropped = np.setdiff1d(np.arange(g.size), support)
-            excess = np.abs(g[dropped]) - enk.lam1 * (1.0 + self.subgradient_tol)
+            excess = np.abs(g[dropped]) - split.lam1 * (1.0 + self.subgradient_tol)
             violators = dropped[excess > 1e-12]
             batch = max(self.repair_batch, support.size)
             if violators.size > batch:  # the most violating first: an active-set step
@@ -436,7 +419,8 @@ class ADMMThenIPM(Driver):
         # Phase 2 decides the status: a phase 1 that hit a limit or diverged is only a start.
         return _finish(
             self,
-            enk,
+            model,
+            split,
             replace(phase, status=Status.CONVERGED),
             solution,
             start,

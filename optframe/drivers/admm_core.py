@@ -1,7 +1,7 @@
 r"""The iteration behind :class:`~optframe.drivers.admm.ADMM`: prox steps, (w, b) system, sweep.
 
-Splitting (hipad.md sections 1.2 and 4.4), for a model with the structure of
-:class:`~optframe.drivers.admm.ElasticNetKnowledge`:
+Splitting (hipad.md sections 1.2 and 4.4), of a model's
+:class:`~optframe.capabilities.ElasticNetKnowledge`:
 
 .. math::
 
@@ -149,8 +149,9 @@ class ADMMIteration:
 
     Parameters
     ----------
-    model : object
-        Offers ``data``, ``lam1``, ``lam2``, ``hinge_costs``, ``knowledge``, ``rho``, ``rho_hinge``.
+    model : ElasticNetKnowledge
+        Or any object with its ``data``, ``lam1``, ``lam2``, ``hinge_costs``, ``knowledge``,
+        ``rho`` and ``rho_hinge``.
     mu : float
         The initial common penalty (every :math:`\mu_j`).
     order : {"gauss-seidel", "printed"}

@@ -1,6 +1,6 @@
 """Aggregate and iterative disaggregate (AID), Park and Klabjan's driver.
 
-It solves any model whose per-sample loss is piecewise linear (see
+It solves any model whose per-sample loss is piecewise linear (one that offers
 :class:`~optframe.capabilities.PiecewiseLinearSampleLoss`).
 """
 
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from optframe.backend import SolveOptions
-from optframe.data.aggregate import aggregate_samples
+from optframe.capabilities import ChunkedSamples, PiecewiseLinearSampleLoss, Structure
 from optframe.drivers import clusters as cl
 from optframe.drivers._checks import is_real, set_count, set_real
 from optframe.drivers.base import Driver, RunContext
@@ -62,7 +62,7 @@ class AggregateDisaggregate(Driver):
     random_state : int
         Seed of the sampling and of the k-means seeds.
     singletons : bool
-        Keep the samples of the model's ``singleton_groups`` (if it names any) unaggregated, one
+        Keep the samples of the structure's ``singleton_groups`` (if it names any) unaggregated, one
         cluster each. S3VM names its labeled samples: they are few and carry no binary variable,
         and aggregating 100 labeled rows into one centroid per class (the paper's rate applied to
         every group) throws their information away. ``False`` aggregates every group at ``r0``.
@@ -79,16 +79,7 @@ class AggregateDisaggregate(Driver):
     """
 
     name: ClassVar[str] = "aid"
-    requires: ClassVar[tuple[str, ...]] = (
-        "weights",
-        "with_data",
-        "sample_groups",
-        "loss_pieces",
-        "sample_embedding",
-        "complete_solution",
-        "sample_duals",
-        "convex_sample_loss",
-    )
+    needs: ClassVar[tuple[type[Structure], ...]] = (PiecewiseLinearSampleLoss,)
 
     r0: float | None = None
     inner: Driver = field(default_factory=Direct)
@@ -106,21 +97,25 @@ class AggregateDisaggregate(Driver):
         set_count(self, "max_iter", "AggregateDisaggregate")
 
     # ----------------------------------------------------------------------------- set-up
-    def _cluster_counts(self, model: Any, groups: np.ndarray, weights: np.ndarray) -> dict:
-        sizes = {int(g): int(np.sum((groups == g) & (weights > 0))) for g in np.unique(groups)}
+    def _cluster_counts(self, loss: PiecewiseLinearSampleLoss, sizes: dict[int, int]) -> dict:
+        """Initial clusters per group, from the positive-weight samples per group ``sizes``."""
         sizes = {g: s for g, s in sizes.items() if s > 0}
         if self.r0 is None:
-            counts = cl.default_cluster_counts(sizes, model.data.n_features)
+            counts = cl.default_cluster_counts(sizes, loss.model.data.n_features)
         else:
             counts = {g: max(1, math.ceil(self.r0 * s)) for g, s in sizes.items()}
         if self.singletons:
-            counts |= {g: sizes[g] for g in getattr(model, "singleton_groups", ()) if g in sizes}
+            counts |= {g: sizes[g] for g in loss.singleton_groups if g in sizes}
         return counts
 
-    def _initial_labels(self, model: Any, context: RunContext, rng: np.random.Generator):
+    def _initial_labels(
+        self, loss: PiecewiseLinearSampleLoss, context: RunContext, rng: np.random.Generator
+    ):
+        model = loss.model
         weights, groups = model.weights, model.sample_groups()
-        counts = self._cluster_counts(model, groups, weights)
-        if not getattr(model, "embedding_uses_solution", True):
+        sizes = {int(g): int(np.sum((groups == g) & (weights > 0))) for g in np.unique(groups)}
+        counts = self._cluster_counts(loss, sizes)
+        if not loss.embedding_uses_solution:
             embedding = model.sample_embedding(None)
             return cl.initial_clusters(embedding, groups, weights, counts, rng), None
         # The embedding needs a solution: fit the model on a small random sample first.
@@ -148,20 +143,21 @@ class AggregateDisaggregate(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run AID on ``model``; every figure reported is on the original model."""
-        if getattr(model, "chunk_loss", None) is not None:
+        if isinstance(model, ChunkedSamples):
             # samples in chunks on a Dask cluster: the same loop, each pass a map over chunks
             from optframe.drivers.aid_dask import run_on_chunks
 
             return run_on_chunks(self, model, context)
         start = time.perf_counter()
-        aid: Any = model
+        loss = model.structure(PiecewiseLinearSampleLoss)
+        aid: Any = loss.model
         options = context.options
         tol = self.tol if options.tol is None else options.tol
         max_iter = self.max_iter if options.max_iter is None else options.max_iter
         rng = np.random.default_rng(self.random_state)
         inner_context = RunContext(context.backend, replace(options, tol=None, max_iter=None))
 
-        labels, pilot = self._initial_labels(aid, inner_context, rng)
+        labels, pilot = self._initial_labels(loss, inner_context, rng)
         if labels is None:
             return self._result(
                 aid, pilot.status, None, None, [], (start, start), pilot.backend, {}
@@ -189,7 +185,7 @@ class AggregateDisaggregate(Driver):
                 context.backend,
                 replace(inner_context.options, time_limit=share, start=start_basis),
             )
-            aggregated = _aggregate(aid, labels, k)
+            aggregated = loss.aggregated(labels, k)
             inner = self.inner.run(aggregated, step_context)
             left = _remaining(options.time_limit, start)
             starved = share != remaining and inner.status.is_limit and not inner.has_solution
@@ -274,17 +270,6 @@ class AggregateDisaggregate(Driver):
             backend=backend,
             source=model,
         )
-
-
-def _aggregate(model: Any, labels: np.ndarray, k: int) -> Model:
-    """The model on the clusters' weighted means.
-
-    The model's own ``aggregate`` if it has one (a kernel model's means live in feature space),
-    else ``with_data`` on the input-space centroids.
-    """
-    if hasattr(model, "aggregate"):
-        return model.aggregate(labels, k)
-    return model.with_data(aggregate_samples(model.data, model.weights, labels, k))
 
 
 def _gap(value: float, bound: float) -> float:

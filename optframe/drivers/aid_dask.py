@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe.capabilities import PiecewiseLinearSampleLoss
 from optframe.data import Dataset
 from optframe.drivers import clusters as cl
 from optframe.drivers.aid import _gap, _remaining
@@ -456,14 +457,8 @@ class _Chunked:
 
 def _cluster_counts(driver: AggregateDisaggregate, model: Any) -> dict[int, int]:
     """``AggregateDisaggregate._cluster_counts`` from the per-chunk group counts."""
-    sizes = {g: int(s) for g, s in enumerate(model.group_counts.sum(axis=0)) if s > 0}
-    if driver.r0 is None:
-        counts = cl.default_cluster_counts(sizes, model.data.n_features)
-    else:
-        counts = {g: max(1, math.ceil(driver.r0 * s)) for g, s in sizes.items()}
-    if driver.singletons:
-        counts |= {g: sizes[g] for g in getattr(model, "singleton_groups", ()) if g in sizes}
-    return counts
+    sizes = {g: int(s) for g, s in enumerate(model.group_counts.sum(axis=0))}
+    return driver._cluster_counts(model.structure(PiecewiseLinearSampleLoss), sizes)
 
 
 def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext) -> Result:

@@ -12,6 +12,7 @@ from optframe.errors import IncompatibleDriver
 
 if TYPE_CHECKING:
     from optframe.backend import SolveOptions
+    from optframe.capabilities import Structure
     from optframe.model import Model
     from optframe.result import IterationRecord, Result
 
@@ -43,34 +44,32 @@ class Driver(abc.ABC):
     """An algorithm that solves models offering the structure it needs.
 
     Subclasses are frozen dataclasses whose fields are the algorithm's options. They list the
-    methods or attributes they need from a model in ``requires`` (checked by :meth:`check`) and
-    implement :meth:`run`.
+    types of :mod:`optframe.capabilities` they need from a model in ``needs`` (checked by
+    :meth:`check`), get each with ``model.structure(kind)`` and implement :meth:`run`.
     """
 
     name: ClassVar[str]
-    requires: ClassVar[tuple[str, ...]] = ()
+    needs: ClassVar[tuple[type[Structure], ...]] = ()
 
     def missing(self, model: Model) -> list[str]:
-        """Return the capabilities in ``requires`` that ``model`` lacks, with the model's reason."""
-        missing = []
-        for capability in self.requires:
-            if not hasattr(model, capability):
-                missing.append(capability)
-            elif reason := model.lacks(capability):
-                missing.append(f"{capability} ({reason})")
-        return missing
+        """The structures in ``needs`` that ``model`` does not offer, each with its reason."""
+        return [
+            f"{kind.__name__} ({reason})"
+            for kind in self.needs
+            if (reason := model.structure_refusal(kind)) is not None
+        ]
 
     def accepts(self, model: Model) -> bool:
         """Whether ``model`` offers everything this driver needs."""
         return not self.missing(model)
 
     def check(self, model: Model) -> None:
-        """Raise :class:`IncompatibleDriver` if ``model`` lacks a capability."""
+        """Raise :class:`IncompatibleDriver` naming each structure ``model`` does not offer."""
         missing = self.missing(model)
         if missing:
             raise IncompatibleDriver(
-                f"driver {self.name!r} needs {missing} from the model, which {model.name} does "
-                f"not offer"
+                f"driver {self.name!r} needs {'; '.join(missing)} from the model, which "
+                f"{model.name} does not offer"
             )
 
     def gap_tolerance(self, options: SolveOptions) -> float:

@@ -1,4 +1,4 @@
-r"""The Core Vector Machine: Badoiu-Clarkson on a :class:`~optframe.drivers.frank_wolfe.MEBDual`.
+r"""The Core Vector Machine: Badoiu-Clarkson on a :class:`~optframe.capabilities.SimplexQP`.
 
 Tsang, Kwok and Cheung's CVM as described by Frandi et al. (Algorithm 1; notes/frank_wolfe.md
 section 2.2): add the point furthest from the centre to the coreset, solve the problem restricted
@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from optframe.backend import SolveOptions
+from optframe.capabilities import SimplexQP, Structure
 from optframe.drivers import fw_core as core
 from optframe.drivers._checks import set_count
 from optframe.drivers.base import Driver, RunContext
@@ -65,7 +66,7 @@ class CoreVectorMachine(Driver):
     """
 
     name: ClassVar[str] = "cvm"
-    requires: ClassVar[tuple[str, ...]] = ("meb_dual", "meb_solution")
+    needs: ClassVar[tuple[type[Structure], ...]] = (SimplexQP,)
 
     eps: float = 1e-6
     sample_size: int | None = 59

@@ -1,9 +1,8 @@
 r"""Dual coordinate descent (LIBLINEAR's dual solver) for linear box duals without intercept.
 
-The driver solves any model that offers ``box_dual()`` (a
-:class:`~optframe.capabilities.LinearBoxDual`, possibly with fixed samples) and
-``box_dual_solution(alpha)``: the no-intercept linear SVM (hinge loss), the regularized LAD, and
-the reduced problems of safe screening (:mod:`optframe.screening`).
+The driver solves any model that offers a :class:`~optframe.capabilities.LinearBoxDual` (possibly
+with fixed samples): the no-intercept linear SVM (hinge loss), the regularized LAD, and the
+reduced problems of safe screening (:mod:`optframe.screening`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
-from optframe.capabilities import LinearBoxDual
+from optframe.capabilities import LinearBoxDual, Structure
 from optframe.drivers import dcd_core as core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext
@@ -103,14 +102,14 @@ class DCD(Driver):
 
     Notes
     -----
-    ``Result.objective`` is the model's objective at ``box_dual_solution(alpha)``;
+    ``Result.objective`` is the model's objective at the dual's ``recover(alpha)``;
     ``Result.bound`` is :math:`D(\alpha)`, a proven lower bound since :math:`\alpha` is in the
     box. Cost per epoch: O(nnz of the free rows); memory O(nnz(Z)) (a CSR copy). History extras:
     ``gap`` (absolute, at checks where it was computed, else NaN), ``pg_range``, ``active``.
     """
 
     name: ClassVar[str] = "dcd"
-    requires: ClassVar[tuple[str, ...]] = ("box_dual", "box_dual_solution")
+    needs: ClassVar[tuple[type[Structure], ...]] = (LinearBoxDual,)
 
     tol: float = 1e-6
     pg_tol: float = 0.1
@@ -126,13 +125,6 @@ class DCD(Driver):
         set_count(self, "max_epochs", "DCD")
         set_count(self, "check_every", "DCD")
 
-    def missing(self, model: Model) -> list[str]:
-        """The base check plus the model's own refusal of the box dual (intercept, kernel)."""
-        missing = super().missing(model)
-        refusal = getattr(model, "lacks_box_dual", None)
-        reason = refusal() if callable(refusal) and not missing else None
-        return [*missing, f"box_dual ({reason})"] if reason else missing
-
     def gap_tolerance(self, options: SolveOptions) -> float:
         """``gap_tol``, else ``tol`` (the relative duality gap this driver stops at)."""
         if options.gap_tol is not None:
@@ -143,8 +135,7 @@ class DCD(Driver):
         """Solve the model's box dual by coordinate descent; certify with the duality gap."""
         compiled = compile_kernels(self, context.options.verbose)  # before the timer
         start = time.perf_counter()
-        m: Any = model
-        dual = LinearBoxDual.of(m.box_dual())
+        dual = model.structure(LinearBoxDual)
         options = context.options
         tol = self.tol if options.tol is None else options.tol
         max_epochs = options.max_iter or self.max_epochs
@@ -203,7 +194,7 @@ class DCD(Driver):
                 status = Status.TIME_LIMIT
                 break
         solved = time.perf_counter()
-        solution = m.box_dual_solution(alpha.copy())
+        solution = dual.recover(alpha.copy())
         objective = model.objective(solution)
         # D(alpha) from the exact w = Z'alpha of the solution (one pass over Z saved)
         exact_w = np.asarray(solution[dual.primal_key], dtype=np.float64).reshape(-1)

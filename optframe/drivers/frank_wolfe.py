@@ -1,11 +1,12 @@
 r"""Frank-Wolfe (FW) and Modified Frank-Wolfe (MFW, away steps) for MEB-type simplex QPs.
 
-The driver solves any model that offers ``meb_dual()`` (a :class:`MEBDual`) and
-``meb_solution(alpha)``, for example the L2SVM: Frandi, Nanculef, Gasparo, Lodi and Sartori,
-"Training Support Vector Machines Using Frank-Wolfe Optimization Methods", with the corrections of
-notes/frank_wolfe.md (the away-step radius sign, E1; exact line search for kernels whose
-diagonal is not constant, section 2.8; an optional exact pass before stopping, A2), and a
-pairwise variant beyond the paper (Lacoste-Julien and Jaggi 2015).
+The driver solves any model that offers a :class:`~optframe.capabilities.SimplexQP` (a kernel
+quadratic on the unit simplex and the way back to the model's solution), for example the L2SVM:
+Frandi, Nanculef, Gasparo, Lodi and Sartori, "Training Support Vector Machines Using Frank-Wolfe
+Optimization Methods", with the corrections of notes/frank_wolfe.md (the away-step radius sign,
+E1; exact line search for kernels whose diagonal is not constant, section 2.8; an optional exact
+pass before stopping, A2), and a pairwise variant beyond the paper (Lacoste-Julien and Jaggi
+2015).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
+from optframe.capabilities import SimplexQP, Structure
 from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
 from optframe.drivers._checks import check_count, is_count, is_real, set_count
@@ -29,7 +31,6 @@ from optframe.drivers.pacing import Pacer
 from optframe.drivers.smo import _kernel_code
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
-from optframe.kernels import Kernel
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status, Timings
@@ -45,44 +46,8 @@ def radius_gap_tolerance(options: SolveOptions) -> float:
     return DEFAULT_GAP_TOL if options.gap_tol is None else float(options.gap_tol)
 
 
-@dataclass(frozen=True, eq=False)
-class MEBDual:
-    r"""A simplex QP with a modified kernel: what FW, MFW and CVM solve.
-
-    .. math::
-
-        R^\star = \min_\alpha \; \alpha^\top \tilde K \alpha
-        \quad\text{s.t.}\quad \textstyle\sum_i \alpha_i = 1, \ \alpha \ge 0, \qquad
-        \tilde K_{ij} = a_i a_j \bigl(k(x_i, x_j) + 1\bigr) + \delta_{ij}\, \text{ridge},
-
-    and the model's optimal value is ``scale * R* + offset``.
-
-    Parameters
-    ----------
-    X : array (m, n) or sparse
-        The points :math:`x_i` (kept sparse: the driver works on CSR rows).
-    sign : array (m,)
-        :math:`a_i = \pm 1`.
-    kernel : Kernel
-        :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
-        :class:`~optframe.kernels.Polynomial`.
-    ridge : float
-        The diagonal term (:math:`1/C` for the L2SVM), > 0 so that :math:`\tilde K` is definite.
-    scale, offset : float
-        The map from :math:`R^\star` to the model's optimal value.
-    """
-
-    X: Any
-    sign: NDArray[np.float64]
-    kernel: Kernel
-    ridge: float
-    scale: float = 1.0
-    offset: float = 0.0
-
-    @property
-    def n(self) -> int:
-        """Number of points m."""
-        return int(np.asarray(self.sign).shape[0])
+#: The former name of :class:`~optframe.capabilities.SimplexQP` (a minimal-enclosing-ball dual).
+MEBDual = SimplexQP
 
 
 # Dense copy of the points when at least this fraction of the entries is nonzero.
@@ -117,8 +82,7 @@ class Problem:
         self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0,
         entry_bytes: int = 16,
     ) -> None:  # fmt: skip
-        offered = model.meb_dual()  # type: ignore[attr-defined]
-        self.dual = offered if isinstance(offered, MEBDual) else MEBDual(**offered)
+        self.dual = model.structure(SimplexQP)
         dual = self.dual
         if not dual.ridge > 0:
             raise ModelError(f"{driver}: the MEB dual needs ridge > 0; got {dual.ridge}")
@@ -341,7 +305,7 @@ class Problem:
         if status is Status.CONVERGED and proven:
             status = Status.OPTIMAL
         alpha = self.alpha.copy()
-        solution = model.meb_solution(alpha)  # type: ignore[attr-defined]
+        solution = self.dual.recover(alpha)
         objective = model.objective(solution)
         low, high = self.bracket(float(self.s[best]))
         q = self.q
@@ -429,7 +393,9 @@ VARIANTS = {"fw": core.PLAIN, "mfw": core.AWAY, "pfw": core.PAIRWISE}
 @register_driver
 @dataclass(frozen=True, eq=False)
 class FrankWolfe(Driver):
-    r"""Frank-Wolfe on a :class:`MEBDual`: plain ``"fw"``, away steps ``"mfw"``, pairwise ``"pfw"``.
+    r"""Frank-Wolfe on a :class:`~optframe.capabilities.SimplexQP`: ``"fw"``, ``"mfw"``, ``"pfw"``.
+
+    Plain steps (``"fw"``), away steps (``"mfw"``) or pairwise steps (``"pfw"``).
 
     Each step moves :math:`\alpha` toward the vertex :math:`i^\star = \arg\min_i s_i` (FW) or, for
     MFW when :math:`\delta_- > \delta_+`, away from :math:`j^\star = \arg\max_{j \in I} s_j` (a
@@ -513,8 +479,8 @@ class FrankWolfe(Driver):
 
     Notes
     -----
-    ``Result.objective`` is the model's objective at ``meb_solution(alpha)``. ``Result.bound`` is
-    the lower end of the certified range of the model's optimum from
+    ``Result.objective`` is the model's objective at the dual's ``recover(alpha)``.
+    ``Result.bound`` is the lower end of the certified range of the model's optimum from
     :math:`R^\star \in [2 s_{\min} - R, R]` (the FW duality gap, section 3), computed at an exact
     final search (outside the solve time): for the L2SVM (``scale = -1/2``) it is :math:`-R/2`, and
     ``stats["upper_bound"]`` is :math:`s_{\min} - R/2`. The status is OPTIMAL when that final search
@@ -577,7 +543,7 @@ class FrankWolfe(Driver):
     """
 
     name: ClassVar[str] = "frank_wolfe"
-    requires: ClassVar[tuple[str, ...]] = ("meb_dual", "meb_solution")
+    needs: ClassVar[tuple[type[Structure], ...]] = (SimplexQP,)
 
     variant: str = "mfw"
     eps: float = 1e-6

@@ -1,8 +1,8 @@
 r"""Sequential minimal optimization for duals with a box, one equality row and kinks.
 
-The driver solves any model that offers ``smo_dual()`` (a :class:`BoxQPDual`) and
-``smo_solution(x, gradient)`` (the model's solution from a dual point), for example the WeightedSVM
-dual and the PULearning reduced dual (USMO, with the stopping rule completed as in notes/usmo.md).
+The driver solves any model that offers a :class:`~optframe.capabilities.BoxQPDual` (the dual
+and the way back to the model's solution from a dual point), for example the WeightedSVM dual and
+the PULearning reduced dual (USMO, with the stopping rule completed as in notes/usmo.md).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from optframe.backend import SolveOptions
+from optframe.capabilities import BoxQPDual, Structure
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers._checks import set_count, set_real
@@ -35,58 +36,6 @@ from optframe.result import IterationRecord, Result, Status, Timings
 
 # The violation rule is not tightened below this when the certificate asks for more.
 MIN_TOL = 1e-9
-
-
-@dataclass(frozen=True, eq=False)
-class BoxQPDual:
-    r"""A dual for SMO: a kernel quadratic, a box, one equality row and one kink per variable.
-
-    .. math::
-
-        \min_x \; \Phi(x) = \tfrac12 x^\top Q x + c^\top x + \sum_i h_i(x_i)
-        \quad\text{s.t.}\quad a^\top x = b, \quad 0 \le x_i \le u_i,
-
-    with :math:`Q_{ij} = a_i a_j k(z_i, z_j)`, :math:`a_i = \pm 1` and
-    :math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)` (convex:
-    :math:`s^-_i \le s^+_i`; no kink when they are equal). The model's optimum is
-    :math:`-\min \Phi + \text{bound\_offset}`, so :math:`-\Phi(x) + \text{bound\_offset}` is a lower
-    bound for every feasible :math:`x`.
-
-    Parameters
-    ----------
-    X : array (n, d) or sparse
-        The points :math:`z_i` defining :math:`Q` (sparse rows stay sparse).
-    kernel : Kernel
-        :class:`~optframe.kernels.Linear`, :class:`~optframe.kernels.RBF` or
-        :class:`~optframe.kernels.Polynomial`.
-    sign, linear, upper : arrays (n,)
-        :math:`a`, :math:`c`, :math:`u`.
-    rhs : float or None
-        :math:`b`; ``None`` when there is no equality row (not supported by SMO).
-    kink, slope_below, slope_above : arrays (n,)
-        :math:`\kappa`, :math:`s^-`, :math:`s^+`.
-    bound_offset : float
-        See above.
-    start : array (n,)
-        A feasible starting point.
-    """
-
-    X: Any
-    kernel: Kernel
-    sign: NDArray[np.float64]
-    linear: NDArray[np.float64]
-    upper: NDArray[np.float64]
-    rhs: float | None
-    kink: NDArray[np.float64]
-    slope_below: NDArray[np.float64]
-    slope_above: NDArray[np.float64]
-    bound_offset: float = 0.0
-    start: NDArray[np.float64] | None = None
-
-    @property
-    def n(self) -> int:
-        """Number of variables."""
-        return int(self.sign.shape[0])
 
 
 PARALLEL_ROWS = 8192  # active variables from which kernel rows are computed in parallel
@@ -186,7 +135,7 @@ def _numba_threads(threads: int | None):
 @register_driver
 @dataclass(frozen=True, eq=False)
 class SMO(Driver):
-    r"""SMO for :class:`BoxQPDual` problems (WeightedSVM's dual, PULearning's reduced dual).
+    r"""SMO for :class:`~optframe.capabilities.BoxQPDual` (WeightedSVM's, PULearning's duals).
 
     Each step picks a pair (i, j), moves :math:`x_i \mathrel{+}= a_i t`,
     :math:`x_j \mathrel{-}= a_j t` by the exact minimizer of the 1-D convex piecewise quadratic
@@ -249,14 +198,14 @@ class SMO(Driver):
 
     Notes
     -----
-    ``Result.objective`` is the model's objective at the recovered solution (the model's
-    ``smo_objective`` from the fresh gradient when it has one, else ``objective``);
+    ``Result.objective`` is the model's objective at the recovered solution (the dual's
+    ``objective`` from the fresh gradient when it has one, else the model's ``objective``);
     ``Result.bound`` is :math:`-\Phi(x) + \text{offset}` at the final (feasible) dual point with
     the fresh gradient, a proven lower bound; the status is CONVERGED when the stopping rule is
     met (the gap says how close). History extras: ``violation`` (the gap of the rule),
     ``dual_objective`` (tracked incrementally from the exact pair decreases), ``active``
     (unshrunk variables), ``kernel_rows`` (rows computed so far); a record's ``objective`` is the
-    model's ``smo_objective`` when no variable is shrunk, else NaN. A step that cannot decrease
+    dual's ``objective`` when no variable is shrunk, else NaN. A step that cannot decrease
     the dual in floating point ends the run (``stats["stalled"]``, a ConvergenceWarning).
 
     Cost: the gradient from scratch (at the start and at the end) is one pass over the kernel
@@ -287,7 +236,7 @@ class SMO(Driver):
     """
 
     name: ClassVar[str] = "smo"
-    requires: ClassVar[tuple[str, ...]] = ("smo_dual", "smo_solution")
+    needs: ClassVar[tuple[type[Structure], ...]] = (BoxQPDual,)
 
     tol: float = 1e-3
     max_iter: int | None = None
@@ -321,9 +270,7 @@ class SMO(Driver):
     def _run(self, model: Model, context: RunContext, threads: int) -> Result:
         compiled = compile_kernels(self, context.options.verbose)  # before the timer
         start = time.perf_counter()
-        m: Any = model
-        offered = m.smo_dual()
-        dual = offered if isinstance(offered, BoxQPDual) else BoxQPDual(**offered)
+        dual = model.structure(BoxQPDual)
         if dual.rhs is None:
             raise IncompatibleDriver(
                 f"SMO needs a dual with one equality row; {model.name} has none here "
@@ -425,7 +372,7 @@ class SMO(Driver):
                 counters[core.SINCE_SHRINK] = 0
                 core.clear_cache(slot_of, owner, stamp)
                 code = 0
-            record = self._record(m, dual, x, G, perm, counters, steps, start, gap, phi)
+            record = self._record(dual, x, G, perm, counters, steps, start, gap, phi)
             history.append(record)
             if code == 1 and tighten and tol > MIN_TOL and not self._closed(model, record, gap_tol):
                 # the violation rule holds but the certificate does not: a tighter rule
@@ -459,11 +406,11 @@ class SMO(Driver):
                 stacklevel=3,
             )
         solved = time.perf_counter()
-        solution = m.smo_solution(x_out.copy(), G_out.copy())
+        solution = dual.recover(x_out.copy(), G_out.copy())
         phi_exact = core.dual_value(x_out, G_out, c0, kink0, sb0, sa0)
         bound = -phi_exact + dual.bound_offset
-        if hasattr(m, "smo_objective"):
-            objective = float(m.smo_objective(x_out, G_out))
+        if dual.objective is not None:
+            objective = float(dual.objective(x_out, G_out))
         else:
             objective = model.objective(solution)
         end = time.perf_counter()
@@ -513,14 +460,14 @@ class SMO(Driver):
             return True  # nothing to tighten against: the certificate will judge
         return gap_of(objective, bound, model.gap_scale(objective, bound)) <= gap_tol
 
-    def _record(self, model, dual, x, G, perm, counters, steps, start, gap, phi):
+    def _record(self, dual, x, G, perm, counters, steps, start, gap, phi):
         n = x.shape[0]
         active = int(counters[core.ACTIVE])
         objective = math.nan
-        if active == n and hasattr(model, "smo_objective"):
+        if active == n and dual.objective is not None:
             x_out, G_out = np.empty(n), np.empty(n)
             x_out[perm], G_out[perm] = x, G
-            objective = float(model.smo_objective(x_out, G_out))
+            objective = float(dual.objective(x_out, G_out))
         return IterationRecord(
             iteration=steps,
             seconds=time.perf_counter() - start,

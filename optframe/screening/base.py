@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from optframe.capabilities import LinearBoxDual, Structure
 from optframe.errors import IncompatibleDriver
 from optframe.model import Model
 
@@ -69,26 +70,19 @@ class ScreeningRule(abc.ABC):
     """
 
     name: ClassVar[str]
-    requires: ClassVar[tuple[str, ...]] = (
-        "box_dual",
-        "box_dual_solution",
-        "box_dual_parameter",
-        "with_fixed",
-    )
+    needs: ClassVar[tuple[type[Structure], ...]] = (LinearBoxDual,)
     needs_reference: ClassVar[bool] = False
 
     def check(self, model: Model) -> None:
-        """Raise :class:`IncompatibleDriver` naming what ``model`` lacks for this rule, and why."""
-        missing = [c for c in self.requires if not hasattr(model, c)]
-        if missing:
-            raise IncompatibleDriver(
-                f"screening rule {self.name!r} needs {missing} from the model, which "
-                f"{model.name} does not offer (it screens linear box duals: SVM, regularized LAD)"
-            )
-        reason = model.lacks_box_dual()  # type: ignore[attr-defined]
-        if reason:
-            raise IncompatibleDriver(f"screening rule {self.name!r} cannot screen {model.name}: "
-                                     f"{reason}")  # fmt: skip
+        """Raise :class:`IncompatibleDriver` naming the structure ``model`` lacks, and why."""
+        for kind in self.needs:
+            reason = model.structure_refusal(kind)
+            if reason is not None:
+                raise IncompatibleDriver(
+                    f"screening rule {self.name!r} needs {kind.__name__} from the model, which "
+                    f"{model.name} does not offer ({reason}); it screens linear box duals: SVM "
+                    "and regularized LAD without intercept"
+                )
 
     def check_dual(self, lower: NDArray[np.float64], upper: NDArray[np.float64]) -> None:
         """Raise :class:`IncompatibleDriver` if the rule does not cover this loss (default: all)."""

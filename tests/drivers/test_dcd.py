@@ -77,13 +77,13 @@ def test_reduced_problem_matches_direct_and_keeps_fixed_values():
     rng = np.random.default_rng(0)
     fixed = rng.random(200) < 0.3
     values = np.where(rng.random(200) < 0.5, 0.0, 1.0)
-    reduced = model.with_fixed(fixed, values)
+    reduced = model.structure(LinearBoxDual).with_fixed(fixed, values)
     result = of.solve(reduced, driver=DCD(tol=1e-9))
     ref = reference(reduced)
     check(result, ref)
     np.testing.assert_array_equal(result.solution["alpha"][fixed], values[fixed])
     # the reduced objective identity (notes/dvi.md 6.4): the full dual at the lifted alpha
-    dual = LinearBoxDual.of(model.box_dual())
+    dual = model.structure(LinearBoxDual)
     assert dual.dual_value(result.solution["alpha"]) == pytest.approx(result.bound, rel=1e-12)
 
 
@@ -121,7 +121,7 @@ def test_bad_input():
         of.solve(WeightedSVM(toy, C=1.0, kernel=RBF(gamma=1.0), fit_intercept=False), driver=DCD())
     with pytest.raises(IncompatibleDriver, match="fit_intercept=True"):
         of.solve(RegularizedLAD(lad_data(n=20), C=1.0), driver=DCD())
-    with pytest.raises(IncompatibleDriver, match="box_dual"):
+    with pytest.raises(IncompatibleDriver, match="LinearBoxDual"):
         of.solve(of.models.LADRegression(lad_data(n=20)), driver=DCD())  # no such structure
     with pytest.raises(ModelError):
         DCD(tol=0.0)
@@ -129,9 +129,9 @@ def test_bad_input():
         DCD(max_epochs=0)
     model = WeightedSVM(toy, C=1.0, fit_intercept=False)
     with pytest.raises(ModelError, match="outside the dual box"):
-        model.with_fixed(np.ones(20, dtype=bool), np.full(20, 2.0))
+        model.structure(LinearBoxDual).with_fixed(np.ones(20, dtype=bool), np.full(20, 2.0))
     with pytest.raises(ModelError, match="shape"):
-        model.with_fixed(np.ones(3, dtype=bool), np.zeros(3))
+        model.structure(LinearBoxDual).with_fixed(np.ones(3, dtype=bool), np.zeros(3))
 
 
 def test_prepared_matrices_are_not_confused_between_models():
@@ -147,7 +147,7 @@ def test_svm_box_dual_matrix_is_shared_along_a_path():
     data = make_toy(1, 0, n_per_class=30)
     a = WeightedSVM(data, C=0.1, fit_intercept=False)
     b = WeightedSVM(data, C=1.0, fit_intercept=False)
-    assert a.box_dual()["Z"] is b.box_dual()["Z"]
+    assert a.structure(LinearBoxDual).Z is b.structure(LinearBoxDual).Z
     other = WeightedSVM(make_toy(1, 1, n_per_class=30), C=0.1, fit_intercept=False)
-    Z = other.box_dual()["Z"]
+    Z = other.structure(LinearBoxDual).Z
     np.testing.assert_array_equal(Z, other.data.X * other.data.y[:, None])

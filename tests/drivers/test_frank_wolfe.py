@@ -321,5 +321,5 @@ def test_bad_tolerance_through_solve(rbf_model):
 def test_driver_refuses_models_without_the_structure():
     from optframe.models import WeightedSVM
 
-    with pytest.raises(IncompatibleDriver, match="meb_dual"):
+    with pytest.raises(IncompatibleDriver, match="SimplexQP"):
         of.solve(WeightedSVM(data(), C=1.0), driver=MFW())

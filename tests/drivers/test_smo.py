@@ -100,7 +100,7 @@ def test_pu_equals_split_qp():
     import cvxpy as cp
 
     model = PULearning(pu_data(n=30), prior=0.4, lam=1e-2, kernel=RBF(gamma=0.5))
-    dual = BoxQPDual(**model.smo_dual())
+    dual = model.structure(BoxQPDual)
     K = model.kernel.matrix(dual.X)
     n = K.shape[0]
     a, b = cp.Variable(n), cp.Variable(n)

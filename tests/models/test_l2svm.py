@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
 import optframe as of
+from optframe.capabilities import SimplexQP
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import RBF, Polynomial
@@ -88,7 +89,7 @@ def test_recovery_oracle_and_prediction():
     model = L2SVM(data(), C=2.0, kernel="linear")
     rng = np.random.default_rng(1)
     alpha = rng.random(model.data.n_samples)
-    solution = model.meb_solution(alpha)
+    solution = model.structure(SimplexQP).recover(alpha)
     assert solution["alpha"].sum() == pytest.approx(1.0)
     # w from alpha equals the explicit feature map, and h(x) = w'x + b = sum a_i y_i (k + 1)
     a, y, X = solution["alpha"], model.data.y, model.data.X

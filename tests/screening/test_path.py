@@ -65,7 +65,7 @@ def test_screening_is_safe_on_every_data_set(name, problem):
     model = path_model(name, problem, rows=1500)
     grid = np.logspace(-2, 1, 40)
     reference = of.solve_path(model, "C", grid, tol=1e-10)
-    dual = LinearBoxDual.of(model.box_dual())
+    dual = model.structure(LinearBoxDual)
     rules = [DVI()] if problem == "lad" else [DVI(), SSNSV(), ESSNSV()]
     for rule in rules:
         path = of.solve_path(model, "C", grid, screening=rule, tol=1e-4)

@@ -36,7 +36,7 @@ def exact(model, C):
     m = model.__class__(**{**_params(model), "C": C})
     result = of.solve(m, driver=DCD(tol=1e-12, max_epochs=200_000))
     assert result.status is of.Status.OPTIMAL
-    dual = LinearBoxDual.of(m.box_dual())
+    dual = m.structure(LinearBoxDual)
     return dual, result.solution[dual.primal_key], result.solution[dual.dual_key]
 
 
@@ -186,8 +186,8 @@ def test_rule_refusals_name_the_reason():
     toy = make_toy(1, 0, n_per_class=10)
     with pytest.raises(IncompatibleDriver, match="fit_intercept=True"):
         DVI().check(WeightedSVM(toy, C=1.0))
-    with pytest.raises(IncompatibleDriver, match="box_dual"):
+    with pytest.raises(IncompatibleDriver, match="LinearBoxDual"):
         DVI().check(of.models.LADRegression(toy))
-    dual = LinearBoxDual.of(lad_model().box_dual())
+    dual = lad_model().structure(LinearBoxDual)
     with pytest.raises(IncompatibleDriver, match="hinge"):
         ESSNSV().check_dual(dual.lower, dual.upper)

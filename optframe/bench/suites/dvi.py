@@ -57,6 +57,7 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from optframe.bench.suite import Cell, compare_with_baseline
 
@@ -268,8 +269,8 @@ def _sides(model: Any, path: Any) -> list[np.ndarray]:
     """
     from optframe.capabilities import LinearBoxDual
 
-    dual = LinearBoxDual.of(model.box_dual())
-    norms = np.sqrt(np.asarray((dual.Z.multiply(dual.Z) if hasattr(dual.Z, "multiply")
+    dual = model.structure(LinearBoxDual)
+    norms = np.sqrt(np.asarray((dual.Z.multiply(dual.Z) if sp.issparse(dual.Z)
                                 else dual.Z * dual.Z).sum(axis=1)).reshape(-1))  # fmt: skip
     codes = []
     for k, result in enumerate(path.results):
