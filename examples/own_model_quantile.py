@@ -69,7 +69,7 @@ class QuantileRegression(of.Model):
         theta = fill_subgradient(A, np.zeros(A.shape[1]), theta, kink, (tau - 1) * w, tau * w)
         return float(self.data.y @ project_null(A, theta, tau * w, (tau - 1) * w))
 
-    # What AggregateDisaggregate asks for (optframe.capabilities.PiecewiseLinearSampleLoss)
+    # What AggregateDisaggregate asks for (optframe.capabilities.SampleSeparableModel)
     @property
     def weights(self):
         return self.data.weights
