@@ -40,9 +40,23 @@ if TYPE_CHECKING:
 #: the driver's own gap tolerance says otherwise.
 DEFAULT_GAP_TOL = 1e-6
 
+#: The default for mixed-integer models (the usual MIP gap): their bound is the solver's
+#: branch-and-bound bound, proven only to its feasibility tolerance (see ``solvers/scip.py``).
+DEFAULT_MIP_GAP_TOL = 1e-4
+
 #: Objective values whose magnitude exceeds this are treated as a numerical failure (the models
 #: here are bounded, so such values come from overflow in a badly scaled solve).
 _HUGE = 1e150
+
+
+def resolve_gap_tol(model: Model, driver_tol: float, explicit: bool) -> float:
+    """The gap tolerance for ``model``: the driver's, at least 1e-4 for a mixed-integer model.
+
+    ``explicit``: the user set ``gap_tol`` or ``tol``; their value is kept as it is.
+    """
+    if model.problem_class.is_integer and not explicit:
+        return max(driver_tol, DEFAULT_MIP_GAP_TOL)
+    return driver_tol
 
 
 def gap_of(objective: float, bound: float | None, scale: float) -> float:

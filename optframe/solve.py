@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from optframe.backend import SolveOptions
-from optframe.certificate import certify
+from optframe.certificate import certify, resolve_gap_tol
 from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
@@ -133,7 +133,8 @@ def solve(
     gap_tol : float, optional
         The relative gap that proves optimality (:mod:`optframe.certificate`). Default: the
         driver's (``tol`` for drivers whose tolerance is a gap, such as Direct and
-        AggregateDisaggregate; see each driver), else 1e-6.
+        AggregateDisaggregate; see each driver), else 1e-6; for mixed-integer models (S3VM) at
+        least 1e-4, since their bound is the solver's branch-and-bound bound.
 
     Returns
     -------
@@ -182,4 +183,5 @@ def solve(
         gap_tol=gap_tol,
     )
     result = chosen.run(model, RunContext(backend=backend, options=options, callback=callback))
-    return certify(model, result, chosen.gap_tolerance(options))
+    explicit = gap_tol is not None or tol is not None
+    return certify(model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit))

@@ -142,7 +142,8 @@ def test_integer_optimum_matches_enumeration(cls, make):
     assert result.values.dual == {}
     assert result.bound is not None
     assert result.bound <= result.objective + 1e-6 * max(1.0, abs(result.objective))
-    assert result.bound == pytest.approx(best, rel=1e-6, abs=1e-6)
+    # within the solvers' tolerance (SCIP lowers its bound by 10 feasibility tolerances)
+    assert result.bound == pytest.approx(best, rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize(("cls", "make"), cases(inst.lp_infeasible))
