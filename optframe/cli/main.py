@@ -155,9 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from optframe.jit import announce
 
     announce()  # the one line the command line prints unasked: numba compiling its kernels
-    from optframe.jit import announce
-
-    announce()  # the one line the command line prints unasked: numba compiling its kernels
 
     handler = {
         "demo": commands.demo,
