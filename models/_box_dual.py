@@ -44,7 +44,7 @@ class FixedSampleDual(Model):
     dual : LinearBoxDual
         The full dual with ``fixed`` and ``fixed_values`` set.
     source : str
-        The name of the model it was reduced from (for messages).
+        The name of the model it was reduced from.
     """
 
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
