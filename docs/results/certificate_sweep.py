@@ -18,7 +18,7 @@ Run from the repository root::
 
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/certificate_sweep.py --out docs/results/certificates.md
-    .venv/bin/python docs/results/certificate_sweep.py --out /tmp/c.md --quick   # minutes
+    .venv/bin/python docs/results/certificate_sweep.py --out certificates-quick.md --quick   # minutes
 
 ``--skip-cost`` leaves out the certificate-cost measurement; ``--jsonl FILE`` also writes one
 JSON record per solve; ``--save FILE`` keeps everything the report is made of, and
@@ -979,7 +979,7 @@ def write_report(
     add("export OPTFRAME_DATA=../shared/datasets")
     add(".venv/bin/python docs/results/certificate_sweep.py --out docs/results/certificates.md")
     add("# a few minutes: two values of C, two scalings, small cost cells")
-    add(".venv/bin/python docs/results/certificate_sweep.py --out /tmp/certificates.md --quick")
+    add(".venv/bin/python docs/results/certificate_sweep.py --out certificates-quick.md --quick")
     add("```")
     add("")
     add(
