@@ -18,7 +18,7 @@ Run from the repository root::
 
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/certificate_sweep.py --out docs/results/certificates.md
-    .venv/bin/python docs/results/certificate_sweep.py --out certificates-quick.md --quick   # minutes
+    .venv/bin/python docs/results/certificate_sweep.py --out certificates-quick.md --quick
 
 ``--skip-cost`` leaves out the certificate-cost measurement; ``--jsonl FILE`` also writes one
 JSON record per solve; ``--save FILE`` keeps everything the report is made of, and
