@@ -171,6 +171,7 @@ class AggregateDisaggregate(Driver):
         best, best_value, bound = None, math.inf, -math.inf
         status = Status.ITERATION_LIMIT
         start_basis = None
+        failure: dict[str, str] = {}
         for iteration in range(max_iter):
             remaining = _remaining(options.time_limit, start)
             if remaining is not None and remaining <= 0:
@@ -198,6 +199,13 @@ class AggregateDisaggregate(Driver):
             incumbent = inner.status.is_limit and inner.has_solution
             if not (inner.status.is_success or (incumbent and not aid.convex_sample_loss)):
                 status = inner.status if inner.status.is_limit else Status.ERROR
+                words = inner.stats.get("solver_status") or inner.stats.get("error") or ""
+                failure = {
+                    "inner_status": inner.status.value,
+                    "error": f"the aggregated problem of iteration {iteration} ({k} clusters) "
+                    f"ended {inner.status.value} on {inner.backend}"
+                    + (f": {words}" if words else ""),
+                }
                 break
             solution = self._lift(aid, inner.solution, labels, k)
             value = aid.objective(solution)
@@ -239,7 +247,7 @@ class AggregateDisaggregate(Driver):
                 start_basis = inner.basis.refine(cl.parents(labels, new_labels, new_k), k)
             labels, k = new_labels, new_k
         final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
-        stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name}
+        stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name, **failure}
         clock = (start, clustered)
         return self._result(aid, status, best, final_bound, history, clock, inner_backend, stats)
 

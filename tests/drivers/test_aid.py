@@ -288,3 +288,20 @@ def test_warm_started_aid_equals_cold_and_needs_fewer_simplex_iterations():
         return sum(r.extras["inner_iterations"] for r in result.history[1:])
 
     assert simplex_iterations(runs[True]) < simplex_iterations(runs[False])
+
+
+def test_a_failed_aggregated_solve_says_why():
+    from sklearn.datasets import load_breast_cancer
+
+    from optframe.data import Dataset
+    from optframe.drivers import AggregateDisaggregate, Direct
+    from optframe.models import WeightedSVM
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = WeightedSVM(Dataset(X, 2.0 * y - 1.0))
+    result = of.solve(model, AggregateDisaggregate(inner=Direct(form="dual")), backend="osqp",
+                      solver_options={"max_iter": 1})  # fmt: skip
+    assert result.status is of.Status.ITERATION_LIMIT
+    assert result.stats["inner_status"] == "iteration_limit"
+    assert "the aggregated problem of iteration 0" in result.stats["error"]
+    assert "OSQP" in result.stats["error"]
