@@ -72,6 +72,8 @@ BACKENDS = [
     "cvxpy:clarabel",
     "matrix:osqp",
     "cvxpy:osqp",
+    "matrix:piqp",
+    "cvxpy:piqp",
     "matrix:scip",
     "cvxpy:scip",
     "pyomo:scip",
