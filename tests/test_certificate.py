@@ -298,3 +298,12 @@ def test_every_continuous_model_offers_a_certified_bound():
             continue
         assert cls.dual_bound is not Model.dual_bound, f"{name} offers no dual bound"
         assert issubclass(cls, of.capabilities.CertifiedBound), name
+
+
+def test_a_solver_tol_below_the_certificates_rounding_is_checked_at_1e9(cancer):
+    _, Xs, y = cancer
+    model = WeightedSVM(Dataset(Xs[:100], y[:100]))
+    strict = of.solve(model, backend="clarabel", tol=1e-12)
+    assert strict.stats["gap_tol"] == 1e-9
+    assert of.solve(model, backend="clarabel", tol=1e-7).stats["gap_tol"] == 1e-7
+    assert of.solve(model, backend="clarabel", gap_tol=1e-12).stats["gap_tol"] == 1e-12

@@ -76,12 +76,14 @@ class Driver(abc.ABC):
         """The relative gap that proves this driver's result optimal.
 
         :func:`optframe.solve` certifies every result with it. ``options.gap_tol`` when set;
-        else ``options.tol`` (drivers whose ``tol`` is not a relative gap override this); else
-        :data:`optframe.certificate.DEFAULT_GAP_TOL`.
+        else ``options.tol``, at least 1e-9 (drivers whose ``tol`` is not a relative gap override
+        this); else :data:`optframe.certificate.DEFAULT_GAP_TOL`.
         """
         if options.gap_tol is not None:
             return float(options.gap_tol)
-        return DEFAULT_GAP_TOL if options.tol is None else float(options.tol)
+        # a solver's tol below 1e-9 asks it for precision the certificate's own rounding
+        # (a projection, sums over the data) cannot confirm: the gap test stops at 1e-9
+        return DEFAULT_GAP_TOL if options.tol is None else max(float(options.tol), 1e-9)
 
     @abc.abstractmethod
     def run(self, model: Model, context: RunContext) -> Result:
