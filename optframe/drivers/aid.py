@@ -199,13 +199,7 @@ class AggregateDisaggregate(Driver):
             incumbent = inner.status.is_limit and inner.has_solution
             if not (inner.status.is_success or (incumbent and not aid.convex_sample_loss)):
                 status = inner.status if inner.status.is_limit else Status.ERROR
-                words = inner.stats.get("solver_status") or inner.stats.get("error") or ""
-                failure = {
-                    "inner_status": inner.status.value,
-                    "error": f"the aggregated problem of iteration {iteration} ({k} clusters) "
-                    f"ended {inner.status.value} on {inner.backend}"
-                    + (f": {words}" if words else ""),
-                }
+                failure = inner_failure(inner, iteration, k)
                 break
             solution = self._lift(aid, inner.solution, labels, k)
             value = aid.objective(solution)
@@ -215,24 +209,10 @@ class AggregateDisaggregate(Driver):
                 bound = max(bound, inner.bound)
             gap = _gap(best_value, bound) if aid.convex_sample_loss else math.inf
             new_labels, new_k = cl.split_by_piece(labels, aid.loss_pieces(solution))
-            record = IterationRecord(
-                iteration=iteration,
-                seconds=time.perf_counter() - start,
-                objective=best_value,
-                bound=bound if math.isfinite(bound) else None,
-                extras={
-                    "clusters": k,
-                    "rate": k / n,
-                    "aggregated_objective": inner.objective,
-                    "objective_t": value,
-                    "gap": gap,
-                    "split": new_k - k,
-                    "inner_seconds": inner.timings.solve,
-                    "inner_iterations": inner.iterations,
-                    "warm": start_basis is not None,
-                    "inner_status": inner.status.value,
-                },
-            )
+            record = iteration_record(
+                iteration, start, best_value, bound, gap, (k, new_k, n), value, inner,
+                warm=start_basis is not None,
+            )  # fmt: skip
             history.append(record)
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
@@ -278,6 +258,50 @@ class AggregateDisaggregate(Driver):
             backend=backend,
             source=model,
         )
+
+
+def iteration_record(
+    iteration: int,
+    start: float,
+    best_value: float,
+    bound: float,
+    gap: float,
+    sizes: tuple[int, int, int],
+    value: float,
+    inner: Result,
+    *,
+    warm: bool,
+) -> IterationRecord:
+    """One AID history row (in memory or on Dask); ``sizes`` is (clusters, after split, n)."""
+    k, new_k, n = sizes
+    return IterationRecord(
+        iteration=iteration,
+        seconds=time.perf_counter() - start,
+        objective=best_value,
+        bound=bound if math.isfinite(bound) else None,
+        extras={
+            "clusters": k,
+            "rate": k / n,
+            "aggregated_objective": inner.objective,
+            "objective_t": value,
+            "gap": gap,
+            "split": new_k - k,
+            "inner_seconds": inner.timings.solve,
+            "inner_iterations": inner.iterations,
+            "warm": warm,
+            "inner_status": inner.status.value,
+        },
+    )
+
+
+def inner_failure(inner: Result, iteration: int, k: int) -> dict[str, str]:
+    """What ``stats`` says when an aggregated solve fails: its status and the solver's words."""
+    words = inner.stats.get("solver_status") or inner.stats.get("error") or ""
+    message = (
+        f"the aggregated problem of iteration {iteration} ({k} clusters) ended "
+        f"{inner.status.value} on {inner.backend}"
+    )
+    return {"inner_status": inner.status.value, "error": message + (f": {words}" if words else "")}
 
 
 def _gap(value: float, bound: float) -> float:

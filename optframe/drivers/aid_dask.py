@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from optframe.capabilities import PiecewiseLinearSampleLoss
 from optframe.data import Dataset
 from optframe.drivers import clusters as cl
-from optframe.drivers.aid import _gap, _remaining
+from optframe.drivers.aid import _gap, _remaining, inner_failure, iteration_record
 from optframe.drivers.base import RunContext
 from optframe.result import IterationRecord, Result, Status
 
@@ -507,6 +507,7 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
     best_value, bound = math.inf, -math.inf
     status = Status.ITERATION_LIMIT
     start_basis = None
+    failure: dict[str, str] = {}
     for iteration in range(max_iter):
         remaining = _remaining(options.time_limit, start)
         if remaining is not None and remaining <= 0:
@@ -520,6 +521,7 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
         inner_backend = inner.backend
         if not inner.status.is_success:
             status = inner.status if inner.status.is_limit else Status.ERROR
+            failure = inner_failure(inner, iteration, k)
             break
         params = loss.params(inner.solution)
         value, partitioned, split_stats = chunks.evaluate(labels, params)
@@ -536,24 +538,10 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
         gap = _gap(best_value, bound)
         new_labels, new_k, new_W, new_base, keys = chunks.partition(partitioned, split_stats)
         del partitioned
-        record = IterationRecord(
-            iteration=iteration,
-            seconds=time.perf_counter() - start,
-            objective=best_value,
-            bound=bound if math.isfinite(bound) else None,
-            extras={
-                "clusters": k,
-                "rate": k / n,
-                "aggregated_objective": inner.objective,
-                "objective_t": value,
-                "gap": gap,
-                "split": new_k - k,
-                "inner_seconds": inner.timings.solve,
-                "inner_iterations": inner.iterations,
-                "warm": start_basis is not None,
-                "inner_status": inner.status.value,
-            },
-        )
+        record = iteration_record(
+            iteration, start, best_value, bound, gap, (k, new_k, n), value, inner,
+            warm=start_basis is not None,
+        )  # fmt: skip
         history.append(record)
         if context.callback is not None and context.callback(record):
             status = Status.CONVERGED
@@ -579,6 +567,7 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
         "rate": k / n,
         "inner_driver": driver.inner.name,
         "chunks": model.data.n_chunks,
+        **failure,
         "passes": chunks.passes,
     }
     clock = (start, clustered)
