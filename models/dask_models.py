@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
 from optframe.data.dask import DaskDataset, rows_text
+from optframe.duality import solve_normal
 from optframe.errors import DataError, IncompatibleDriver, ModelError
 from optframe.model import Formulation, Model, ProblemClass, Solution
 
@@ -44,15 +44,6 @@ from .weighted_svm import WeightedSVM
 # until the samples left in the median's bin are few enough to gather.
 MEDIAN_BINS = 4096
 MEDIAN_GATHER = 200_000
-
-
-def _solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A least-squares solution of ``gram @ c = rhs`` (PSD, pseudo-inverse), as in memory."""
-    eigenvalues, vectors = la.eigh(gram)
-    cutoff = max(float(eigenvalues[-1]), 0.0) * gram.shape[0] * np.finfo(np.float64).eps
-    safe = np.where(eigenvalues > cutoff, eigenvalues, 1.0)
-    inverse = np.where(eigenvalues > cutoff, 1.0 / safe, 0.0)
-    return vectors @ (inverse * (vectors.T @ rhs))
 
 
 # ----------------------------------------------------------------------- per-chunk kernels
@@ -541,11 +532,11 @@ class DaskLADRegression(_ChunkedSampleModel):
         if need_gram:
             self._cache["gram"] = sum(g for _, g in first)
         gram = self._cache["gram"]
-        c1 = _solve_normal(gram, sum(r for r, _ in first))
+        c1 = solve_normal(gram, sum(r for r, _ in first))
         second = data.map_chunks(
             _lad_dual_step, self.fit_intercept, (c1,), False, False, per_chunk=[theta]
         )
-        c2 = _solve_normal(gram, sum(r for r, _ in second))
+        c2 = solve_normal(gram, sum(r for r, _ in second))
         final = data.map_chunks(
             _lad_dual_step, self.fit_intercept, (c1, c2), False, True, per_chunk=[theta]
         )

@@ -63,13 +63,12 @@ def match_sum(
     return values
 
 
-def _solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
+def solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
     """A least-squares solution of ``gram @ c = rhs`` for a PSD ``gram`` (pseudo-inverse)."""
     eigenvalues, vectors = la.eigh(gram)
     cutoff = max(float(eigenvalues[-1]), 0.0) * gram.shape[0] * np.finfo(np.float64).eps
-    inverse = np.where(
-        eigenvalues > cutoff, 1.0 / np.where(eigenvalues > cutoff, eigenvalues, 1), 0
-    )
+    kept = eigenvalues > cutoff
+    inverse = np.where(kept, 1.0 / np.where(kept, eigenvalues, 1.0), 0.0)
     return vectors @ (inverse * (vectors.T @ rhs))
 
 
@@ -108,7 +107,7 @@ def project_null(
     part = theta[free]
     for _ in range(2):
         rhs = np.asarray(A_free.T @ part, dtype=np.float64).reshape(-1)
-        part = part - np.asarray(A_free @ _solve_normal(gram, rhs)).reshape(-1)
+        part = part - np.asarray(A_free @ solve_normal(gram, rhs)).reshape(-1)
     theta[free] = part
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(part > 0, part / upper[free], np.where(part < 0, part / lower[free], 0))
