@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual
 from optframe.certificate import certify
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, driver_result
 from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.result import Result, Status, Timings
@@ -440,11 +440,13 @@ def _reduced_solve(
         status = Status.OPTIMAL
     else:
         status = inner_result.status if not inner_result.status.is_success else Status.CONVERGED
-    return Result(
-        status=status,
+    return driver_result(
+        f"{inner_result.driver}+{rule}",
+        m_k,
+        status,
+        solution,
         objective=objective,
         bound=objective - gap if math.isfinite(gap) else None,
-        solution=solution,
         iterations=inner_result.iterations,
         history=inner_result.history,
         timings=Timings(solve=seconds, total=seconds),
@@ -458,8 +460,5 @@ def _reduced_solve(
             "gap": gap,
             "fallback": fallback,
         },
-        model=m_k.name,
-        driver=f"{inner_result.driver}+{rule}",
         backend=inner_result.backend,
-        source=m_k,
     )

@@ -21,12 +21,12 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import ElasticNetKnowledge, Structure
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.admm_core import ADMMIteration
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.direct import Direct
 from optframe.errors import ModelError
 from optframe.model import Model, Solution
 from optframe.registry import register_driver
-from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.result import IterationRecord, Result, Status
 
 __all__ = ["ADMM", "ADMMThenIPM", "ElasticNetKnowledge"]
 
@@ -237,15 +237,16 @@ def _finish(driver, model, split, phase, solution, start, success, backend, stat
         status = Status.OPTIMAL
     if phase.status is Status.ERROR or not math.isfinite(objective):
         status = Status.ERROR
-    end = time.perf_counter()
-    return Result(
-        status=status,
+    return driver_result(
+        driver,
+        model,
+        status,
+        solution,
         objective=objective,
         bound=bound,
-        solution=solution,
         iterations=it.iterations,
-        history=tuple(phase.history),
-        timings=Timings(build=0.0, solve=end - start, total=end - start),
+        history=phase.history,
+        timings=clock_timings(start),
         stats={
             "support": int(np.count_nonzero(solution["w"])),
             "kkt": kkt,
@@ -254,10 +255,7 @@ def _finish(driver, model, split, phase, solution, start, success, backend, stat
             "order": it.order,
             **stats,
         },
-        model=model.name,
-        driver=driver.name,
         backend=backend,
-        source=model,
     )
 
 

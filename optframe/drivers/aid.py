@@ -17,12 +17,12 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import ChunkedSamples, PiecewiseLinearSampleLoss, Structure
 from optframe.drivers import clusters as cl
 from optframe.drivers._checks import is_real, set_count, set_real
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.direct import Direct
 from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.registry import register_driver
-from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.result import IterationRecord, Result, Status
 
 
 @register_driver
@@ -242,22 +242,11 @@ class AggregateDisaggregate(Driver):
         return solution
 
     def _result(self, model, status, solution, bound, history, clock, backend, stats) -> Result:
-        start, clustered = clock
-        end = time.perf_counter()
-        return Result(
-            status=status,
-            objective=model.objective(solution) if solution is not None else math.nan,
-            bound=bound,
-            solution=solution or {},
-            iterations=len(history),
-            history=tuple(history),
-            timings=Timings(build=clustered - start, solve=end - clustered, total=end - start),
-            stats=stats,
-            model=model.name,
-            driver=self.name,
-            backend=backend,
-            source=model,
-        )
+        return driver_result(
+            self, model, status, solution,
+            bound=bound, iterations=len(history), history=history,
+            timings=clock_timings(*clock), stats=stats, backend=backend,
+        )  # fmt: skip
 
 
 def iteration_record(

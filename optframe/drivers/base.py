@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.errors import IncompatibleDriver
+from optframe.result import IterationRecord, Result, Status, Timings
 
 if TYPE_CHECKING:
     from optframe.backend import SolveOptions
+    from optframe.basis import Basis
     from optframe.capabilities import Structure
     from optframe.model import Model
-    from optframe.result import IterationRecord, Result
 
 Callback = Callable[["IterationRecord"], "bool | None"]
 
@@ -88,3 +91,109 @@ class Driver(abc.ABC):
     @abc.abstractmethod
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve ``model`` and return a result evaluated on the original model."""
+
+
+def clock_timings(
+    start: float,
+    built: float | None = None,
+    solved: float | None = None,
+    *,
+    compile_seconds: float = 0.0,
+) -> Timings:
+    """:class:`~optframe.result.Timings` from ``time.perf_counter()`` marks of a driver's run.
+
+    Parameters
+    ----------
+    start : float
+        When the driver's timer started.
+    built : float, optional
+        When its set-up ended (default ``start``: no build phase).
+    solved : float, optional
+        When its loop ended (default: now).
+    compile_seconds : float
+        Seconds spent compiling kernels before ``start`` (:func:`optframe.jit.compile_kernels`).
+
+    Returns
+    -------
+    Timings
+        ``build = built - start``, ``solve = solved - built``, ``total = now - start``.
+    """
+    end = time.perf_counter()
+    built = start if built is None else built
+    solved = end if solved is None else solved
+    return Timings(
+        build=built - start, solve=solved - built, total=end - start, compile=compile_seconds
+    )
+
+
+def driver_result(
+    driver: Driver | str,
+    model: Model,
+    status: Status,
+    solution: Mapping[str, Any] | None,
+    *,
+    timings: Timings,
+    backend: str,
+    objective: float | None = None,
+    bound: float | None = None,
+    iterations: int = 0,
+    history: Iterable[IterationRecord] = (),
+    stats: Mapping[str, Any] | None = None,
+    basis: Basis | None = None,
+) -> Result:
+    """The :class:`~optframe.result.Result` of a driver's run, with its common fields filled.
+
+    Every driver builds its result here, so the names, the source model and the defaults are
+    the same for all of them; :func:`optframe.solve` then certifies it (bound, status, scale).
+
+    Parameters
+    ----------
+    driver : Driver or str
+        The driver (its ``name`` is used) or the name to report.
+    model : Model
+        The model the solution belongs to (its ``name`` is reported; it predicts with it).
+    status : Status
+        How the run ended.
+    solution : Mapping, optional
+        The solution named as in the model's docstring; ``None`` or empty when there is none.
+    timings : Timings
+        Wall seconds (:func:`clock_timings`).
+    backend : str
+        What computed the steps (``"numba"``, ``"numpy"``, a back-end's full name, ...).
+    objective : float, optional
+        The model's objective at ``solution``, when the driver has computed it already;
+        default: ``model.objective(solution)``, ``nan`` without a solution.
+    bound : float, optional
+        The driver's lower bound.
+    iterations : int
+        The driver's iterations.
+    history : iterable of IterationRecord
+        Per-iteration records.
+    stats : Mapping, optional
+        Driver-specific figures.
+    basis : Basis, optional
+        A final simplex basis (``Direct`` on back-ends that report one).
+
+    Returns
+    -------
+    Result
+        Not yet certified (``scale`` is ``nan`` until :func:`optframe.certificate.certify`).
+    """
+    solution = {} if solution is None else solution
+    if objective is None:
+        objective = model.objective(solution) if solution else math.nan
+    return Result(
+        status=status,
+        objective=objective,
+        bound=bound,
+        solution=solution,
+        iterations=iterations,
+        history=tuple(history),
+        timings=timings,
+        stats={} if stats is None else stats,
+        model=model.name,
+        driver=driver if isinstance(driver, str) else driver.name,
+        backend=backend,
+        source=model,
+        basis=basis,
+    )

@@ -20,12 +20,12 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import LinearBoxDual, Structure
 from optframe.drivers import dcd_core as core
 from optframe.drivers._checks import set_count, set_real
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.pacing import Pacer
 from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
-from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.result import IterationRecord, Result, Status
 
 
 def as_csr(Z: Any) -> tuple[NDArray, NDArray, NDArray]:
@@ -201,20 +201,10 @@ class DCD(Driver):
         bound = float(target @ alpha) - 0.5 * float(exact_w @ exact_w)
         if status is Status.OPTIMAL and objective - bound > tol * max(1.0, abs(objective)):
             status = Status.CONVERGED  # the incremental w drifted: the exact gap did not close
-        end = time.perf_counter()
-        return Result(
-            status=status,
-            objective=objective,
-            bound=bound,
-            solution=solution,
-            iterations=epochs,
-            history=tuple(history),
-            timings=Timings(
-                build=built - start, solve=solved - built, total=end - start, compile=compiled
-            ),
+        return driver_result(
+            self, model, status, solution,
+            objective=objective, bound=bound, iterations=epochs, history=history,
+            timings=clock_timings(start, built, solved, compile_seconds=compiled),
             stats={"epochs": epochs, "pg_tol": eps, "free": int(index.size), "gap": gap},
-            model=model.name,
-            driver=self.name,
             backend="numba",
-            source=model,
-        )
+        )  # fmt: skip

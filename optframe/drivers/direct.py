@@ -8,11 +8,11 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from optframe.backend import Backend, BackendResult, SolveOptions
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.errors import ModelError
 from optframe.model import Formulation, Model
 from optframe.registry import register_driver, resolve_backend
-from optframe.result import Result, Status, Timings
+from optframe.result import Result, Status
 
 
 def _original_bound(formulation: Formulation, raw: BackendResult) -> float | None:
@@ -95,19 +95,16 @@ class Direct(Driver):
             "violation": model.violation(solution) if solution else math.nan,
             "form": formulation.form,
         }
-        return Result(
-            status=raw.status if solution or not raw.status.is_success else Status.ERROR,
+        return driver_result(
+            self,
+            model,
+            raw.status if solution or not raw.status.is_success else Status.ERROR,
+            solution,
             objective=objective,
             bound=_original_bound(formulation, raw),
-            solution=solution,
             iterations=raw.iterations,
-            timings=Timings(
-                build=built - start, solve=solved - built, total=time.perf_counter() - start
-            ),
+            timings=clock_timings(start, built, solved),
             stats=stats,
-            model=model.name,
-            driver=self.name,
             backend=backend.full_name(),
-            source=model,
             basis=raw.basis,
         )

@@ -25,7 +25,7 @@ from optframe.capabilities import SimplexQP, Structure
 from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
 from optframe.drivers._checks import check_count, is_count, is_real, set_count
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.pacing import Pacer
 from optframe.drivers.smo import _kernel_code
@@ -33,7 +33,7 @@ from optframe.errors import IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
 from optframe.model import Model
 from optframe.registry import register_driver
-from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.result import IterationRecord, Result, Status
 
 
 def radius_gap_tolerance(options: SolveOptions) -> float:
@@ -342,26 +342,12 @@ class Problem:
             "pair_steps": int(counters[core.PAIR_STEPS]),
             "smo_steps": int(counters[core.SMO_STEPS]),
         }
-        end = time.perf_counter()
-        return Result(
-            status=status,
-            objective=objective,
-            bound=low,
-            solution=solution,
-            iterations=steps,
-            history=tuple(history),
-            timings=Timings(
-                build=built - start,
-                solve=solved - built,
-                total=end - start,
-                compile=self.compile_seconds,
-            ),
-            stats=stats,
-            model=model.name,
-            driver=driver,
-            backend="numba",
-            source=model,
-        )
+        return driver_result(
+            driver, model, status, solution,
+            objective=objective, bound=low, iterations=steps, history=history,
+            timings=clock_timings(start, built, solved, compile_seconds=self.compile_seconds),
+            stats=stats, backend="numba",
+        )  # fmt: skip
 
     def record(self, steps: int, start: float, dplus: float, dminus: float) -> IterationRecord:
         """A history row: the bound from R (when scale < 0) and the FW figures."""

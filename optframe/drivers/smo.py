@@ -25,14 +25,14 @@ from optframe.capabilities import BoxQPDual, Structure
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers._checks import set_count, set_real
-from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
 from optframe.kernels import RBF, Kernel, Linear, Polynomial
 from optframe.model import Model
 from optframe.registry import register_driver
-from optframe.result import IterationRecord, Result, Status, Timings
+from optframe.result import IterationRecord, Result, Status
 
 # The violation rule is not tightened below this when the certificate asks for more.
 MIN_TOL = 1e-9
@@ -413,7 +413,6 @@ class SMO(Driver):
             objective = float(dual.objective(x_out, G_out))
         else:
             objective = model.objective(solution)
-        end = time.perf_counter()
         paper_gap = core.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, True)[0]
         stats = {
             "violation": float(final_gap),
@@ -431,22 +430,12 @@ class SMO(Driver):
             "tol": tol,
             "tightened": tightened,
         }
-        return Result(
-            status=status,
-            objective=objective,
-            bound=bound,
-            solution=solution,
-            iterations=steps,
-            history=tuple(history),
-            timings=Timings(
-                build=built - start, solve=solved - built, total=end - start, compile=compiled
-            ),
-            stats=stats,
-            model=model.name,
-            driver=self.name,
-            backend="numba",
-            source=model,
-        )
+        return driver_result(
+            self, model, status, solution,
+            objective=objective, bound=bound, iterations=steps, history=history,
+            timings=clock_timings(start, built, solved, compile_seconds=compiled),
+            stats=stats, backend="numba",
+        )  # fmt: skip
 
     def gap_tolerance(self, options: SolveOptions) -> float:
         """``gap_tol``, else 1e-6: ``tol`` is the violation rule's, not a gap."""
