@@ -69,8 +69,7 @@ def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64]) -> float:
     v = -q * theta
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
     if pen.l1 == 0 and pen.l2 == 0:  # no penalty: X'v = 0 (and 1'v = 0)
-        free = np.where(model.costs > 0, np.inf, 0.0)
-        v = _scale_into(project_null(_rows(model), v, free), v_low, v_high)
+        return max(_unpenalized_value(model, theta, v, v_low, v_high, t) for t in ZERO_ENDS)
     else:
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))
@@ -84,6 +83,35 @@ def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64]) -> float:
     loss_part = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
     penalty_part = pen.conjugate(np.asarray(X.T @ v, dtype=np.float64))
     return loss_part - penalty_part
+
+
+#: Relative sizes below which a multiplier at a box end that is 0 (the hinge's non-support
+#: samples) counts as 0 and stays there when the unpenalized dual projects onto X'v = 0.
+ZERO_ENDS = (0.0, 1e-9, 1e-6)
+
+
+def _unpenalized_value(
+    model: EmpiricalRisk, theta: NDArray, v: NDArray, v_low: NDArray, v_high: NDArray, tol: float
+) -> float:
+    r""":math:`D(\theta)` without a penalty, :math:`v` projected onto its equality rows.
+
+    The rows are :math:`[X, \mathbf 1]^\top v = 0`; the entries within ``tol`` of a box end at 0
+    are held there.
+
+    A projection moves every free entry a little; one at a box end of 0 (a sample off the hinge)
+    would leave its box, and scaling back would then shrink all of :math:`v` to 0.
+    """
+    scale = tol * max(float(np.max(np.abs(v), initial=0.0)), 1e-300)
+    pinned = (model.costs <= 0) | ((np.abs(v) <= scale) & ((v_low == 0) | (v_high == 0)))
+    upper, lower = np.where(pinned, 0.0, v_high), np.where(pinned, 0.0, v_low)
+    v = _scale_into(project_null(_rows(model), v, upper, lower), v_low, v_high)
+    q = model.slope
+    theta = -q * v
+    c = model.costs
+    counted = c > 0
+    lo, hi = model.loss.conjugate_domain
+    beta = np.clip(theta[counted] / c[counted], lo, hi)
+    return float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
 
 
 def subgradient_theta(

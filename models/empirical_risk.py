@@ -8,6 +8,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.capabilities import (
+    BoxQPDual,
+    LinearBoxDual,
+    PiecewiseLinearSampleLoss,
+    Structure,
+)
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Linear
@@ -28,6 +34,7 @@ from ._common import (
 )
 from ._risk_dual import dual_value, subgradient_theta
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo
+from ._risk_structures import box_qp_dual, linear_box_dual
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
@@ -96,6 +103,16 @@ class EmpiricalRisk(Model):
     The certificate (:meth:`dual_bound`) is the Fenchel dual derived from the loss's pieces and
     the penalty (:mod:`optframe.models._risk_dual`).
 
+    Structures offered to drivers, derived from the same declaration
+    (:mod:`optframe.models._risk_structures`; :meth:`structure_refusal` says why one is out):
+
+    * :class:`~optframe.capabilities.PiecewiseLinearSampleLoss` (AggregateDisaggregate) for
+      every piecewise-linear loss, any penalty;
+    * :class:`~optframe.capabilities.BoxQPDual` (SMO) for a piecewise-linear loss of at most
+      three pieces, the penalty ``L2()`` and an intercept;
+    * :class:`~optframe.capabilities.LinearBoxDual` (DualCoordinateDescent, safe screening) for
+      a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept.
+
     Examples
     --------
     >>> import optframe as of
@@ -112,6 +129,12 @@ class EmpiricalRisk(Model):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP  # per instance: LP or QP
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
     sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
+    convex_sample_loss: ClassVar[bool] = True
+    structures: ClassVar[tuple[type[Structure], ...]] = (
+        PiecewiseLinearSampleLoss,
+        BoxQPDual,
+        LinearBoxDual,
+    )
 
     data: Dataset
     loss: PLQLoss
@@ -206,6 +229,118 @@ class EmpiricalRisk(Model):
     def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
         """The loss arguments (margins or residuals) at ``solution``."""
         return self.argument(vector(solution, "w", self.name), scalar(solution, "intercept"))
+
+    @classmethod
+    def examples(cls) -> tuple[EmpiricalRisk, ...]:
+        """Each named loss once, with the penalties and intercepts that change the structures."""
+        from optframe.data import make_classification_svm, make_lad_set_a
+        from optframe.losses import (
+            Absolute,
+            DoubleHinge,
+            EpsilonInsensitive,
+            Hinge,
+            Huber,
+            Pinball,
+            SquaredHinge,
+        )
+        from optframe.penalties import L1, ElasticNet
+
+        svm = make_classification_svm(40, 3, separation=1.5, random_state=0)
+        lad = make_lad_set_a(40, 3, random_state=0)
+        return (
+            cls(svm, Hinge(), C=2.0),
+            cls(svm, Hinge(), penalty=L1(), C=1.0),
+            cls(svm, SquaredHinge(), C=0.5),
+            cls(svm, DoubleHinge(), C=1.0),
+            cls(lad, Pinball(0.8), penalty=None),
+            cls(lad, Pinball(0.3), C=1.0, fit_intercept=False),
+            cls(lad, Absolute(), penalty=ElasticNet(0.5), C=1.0),
+            cls(lad, EpsilonInsensitive(0.5), C=1.0),
+            cls(lad, Huber(1.0), C=1.0),
+        )
+
+    # ------------------------------------------------------------------------------ structures
+    def structure_refusal(self, kind: type[Structure]) -> str | None:
+        """Why this instance does not offer ``kind`` (``None`` when it does)."""
+        reason = self._refusal(kind)
+        return reason if reason is not None else super().structure_refusal(kind)
+
+    def _refusal(self, kind: type[Structure]) -> str | None:
+        if kind not in self.structures:
+            return None
+        loss, pen = self.loss, self._penalty
+        if not loss.is_piecewise_linear:
+            return (
+                f"the loss {loss!r} has quadratic pieces; {kind.__name__} needs a piecewise-"
+                "linear loss (AID's aggregation is exact only when each cluster sits on one "
+                "linear piece, and the box duals have no quadratic term per sample)"
+            )
+        if kind is PiecewiseLinearSampleLoss:
+            return None
+        if (pen.l1, pen.l2) != (0.0, 1.0):
+            return f"{kind.__name__} is the dual under the penalty L2(); got {self.penalty!r}"
+        kinks, _ = loss.linear_pieces
+        if kind is BoxQPDual:
+            if not self.fit_intercept:
+                return (
+                    "without an intercept the dual has no equality row, which SMO's pair steps "
+                    "keep; use fit_intercept=True, or a driver for box duals"
+                )
+            if kinks.size > 2:
+                return f"the loss {loss!r} has {kinks.size + 1} pieces; the box QP allows 3"
+            return None
+        if self.fit_intercept:
+            return (
+                "fit_intercept=True adds an equality row to the dual, which coordinate steps and "
+                "the screening rules cannot keep; use fit_intercept=False (and a constant "
+                "feature if wanted)"
+            )
+        if kinks.size != 1 or float(loss.value(kinks)[0]) != 0.0:
+            return f"the box dual needs a two-piece loss that is 0 at its kink; got {loss!r}"
+        return None
+
+    def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is PiecewiseLinearSampleLoss:
+            return PiecewiseLinearSampleLoss(self)
+        if kind is BoxQPDual:
+            return box_qp_dual(self)
+        return linear_box_dual(self)
+
+    # ------------------------------------------------------ piecewise-linear sample structure
+    def with_data(self, data: Dataset) -> EmpiricalRisk:
+        """The same model (loss, penalty, C, intercept) on other samples, weighted by ``data``."""
+        return EmpiricalRisk(
+            data, self.loss, penalty=self.penalty, C=self.C, fit_intercept=self.fit_intercept
+        )
+
+    def sample_groups(self) -> NDArray[np.int64]:
+        """The class of each sample for a margin loss (centroids keep one label), else one."""
+        if self.loss.is_classification:
+            return (self._y > 0).astype(np.int64)
+        return np.zeros(self.data.n_samples, dtype=np.int64)
+
+    def loss_pieces(self, solution: Solution) -> NDArray[np.int64]:
+        """The linear piece of the loss each sample's argument sits on (a kink counts left)."""
+        kinks, _ = self.loss.linear_pieces
+        return np.searchsorted(kinks, self.loss_argument(solution), side="left").astype(np.int64)
+
+    def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
+        """``(residual, y)`` for a residual loss; the signed distance to the hyperplane else."""
+        a = self.loss_argument(solution)
+        if not self.loss.is_classification:
+            return np.column_stack([a, self._y])
+        norm = float(np.linalg.norm(vector(solution, "w", self.name))) or 1.0
+        return (self._y * a / norm).reshape(-1, 1)
+
+    def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        """``w``, ``intercept`` and, when given, the lifted ``alpha`` on this model's samples."""
+        out = {
+            "w": vector(solution, "w", self.name),
+            "intercept": np.array([scalar(solution, "intercept")]),
+        }
+        if "alpha" in solution:
+            out["alpha"] = vector(solution, "alpha", self.name)
+        return out
 
     # ---------------------------------------------------------------------------------- layers
     def _recover(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:

@@ -138,6 +138,25 @@ class PLQLoss:
         return self.s.size == 0
 
     @property
+    def linear_pieces(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r"""``(kinks, slopes)`` of a piecewise-linear loss.
+
+        The kinks :math:`j_1 < \dots < j_K` and slopes :math:`g_0 < \dots < g_K`:
+        :math:`\ell' = g_k` on :math:`(j_k, j_{k+1})`.
+
+        Its conjugate is then :math:`\ell^*(\beta) = \beta j_k - \ell(j_k)` on
+        :math:`[g_{k-1}, g_k]`: piecewise linear with kinks at the inner slopes.
+
+        Raises
+        ------
+        ModelError
+            If the loss has a quadratic (ReHU) piece.
+        """
+        if not self.is_piecewise_linear:
+            raise ModelError(f"{self!r} has quadratic pieces: it is not piecewise linear")
+        return self._jumps.copy(), self._relu_slopes.copy()
+
+    @property
     def is_classification(self) -> bool:
         """Whether :math:`a` is the margin :math:`y f(x)` (labels in {-1, +1})."""
         return self.kind == "classification"

@@ -21,7 +21,7 @@ from optframe.compare import applicable_pairs
 from optframe.data import Dataset, make_classification_svm, make_lad_set_a
 from optframe.drivers import FW, MFW, PFW, AggregateDisaggregate, CoreVectorMachine, Direct
 from optframe.kernels import RBF
-from optframe.losses import Hinge
+from optframe.losses import Hinge, SquaredHinge
 from optframe.model import Model, ProblemClass
 from optframe.models import (
     L2SVM,
@@ -108,7 +108,12 @@ OFFERS = [
     (LADRegression(LAD_DATA), {PiecewiseLinearSampleLoss}),
     (S3VM, {PiecewiseLinearSampleLoss}),
     (KnowledgeBasedSVM(SVM_DATA), {ElasticNetKnowledge}),
-    (EmpiricalRisk(SVM_DATA, Hinge()), set()),
+    (EmpiricalRisk(SVM_DATA, Hinge()), {PiecewiseLinearSampleLoss, BoxQPDual}),
+    (
+        EmpiricalRisk(SVM_DATA, Hinge(), fit_intercept=False),
+        {PiecewiseLinearSampleLoss, LinearBoxDual},
+    ),
+    (EmpiricalRisk(SVM_DATA, SquaredHinge()), set()),
 ]
 
 
