@@ -261,6 +261,19 @@ class KnowledgeBasedSVM(Model):
         object.__setattr__(self, "knowledge", knowledge)
         object.__setattr__(self, "_s", resolve_weights(self.data, None, self.name))
 
+    @classmethod
+    def examples(cls) -> tuple[KnowledgeBasedSVM, ...]:
+        """Without knowledge, and with one polyhedral set per class."""
+        from optframe.data import make_classification_svm
+
+        data = make_classification_svm(40, 3, separation=1.5, random_state=0)
+        box = np.vstack([np.eye(3), -np.eye(3)])
+        sets = (
+            KnowledgeSet(B=box, d=np.r_[3.0, 3.0, 3.0, -1.0, 0.0, 0.0], label=1.0),
+            KnowledgeSet(B=box, d=np.r_[-1.0, 0.0, 0.0, 3.0, 3.0, 3.0], label=-1.0),
+        )
+        return cls(data, lam1=0.05, lam2=0.1), cls(data, lam1=0.05, lam2=0.1, knowledge=sets)
+
     # ----------------------------------------------------------------------------------- helpers
     @property
     def _y(self) -> NDArray[np.float64]:

@@ -168,6 +168,15 @@ class L2SVM(Model):
             "integer weights.",
         )
 
+    @classmethod
+    def examples(cls) -> tuple[L2SVM, ...]:
+        """Linear and RBF."""
+        from optframe.data import make_classification_svm
+        from optframe.kernels import RBF
+
+        data = make_classification_svm(40, 3, separation=1.5, random_state=0)
+        return cls(data, C=1.0), cls(data, C=4.0, kernel=RBF(gamma=0.5))
+
     # ----------------------------------------------------------------------------------- helpers
     @property
     def _y(self) -> NDArray[np.float64]:

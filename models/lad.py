@@ -194,6 +194,14 @@ class LADRegression(Model):
         recover = {"primal": self._recover_primal, "dual": self._recover_dual}
         return primal_or_dual(layer, form, problem, ProblemClass.LP, recover, **handles)
 
+    @classmethod
+    def examples(cls) -> tuple[LADRegression, ...]:
+        """With and without intercept."""
+        from optframe.data import make_lad_set_a
+
+        data = make_lad_set_a(40, 3, random_state=0)
+        return cls(data), cls(data, fit_intercept=False)
+
     # ------------------------------------------------------ piecewise-linear sample structure
     def _structure(self, kind: type[Structure]) -> PiecewiseLinearSampleLoss:
         """The absolute loss of every residual: two linear pieces, one group."""

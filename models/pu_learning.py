@@ -207,6 +207,17 @@ class PULearning(Model):
         object.__setattr__(self, "_P", P)
         object.__setattr__(self, "_U", U)
 
+    @classmethod
+    def examples(cls) -> tuple[PULearning, ...]:
+        """Linear and RBF, a third of the positives labeled."""
+        from optframe.data import make_classification_svm
+        from optframe.kernels import RBF
+
+        data = make_classification_svm(45, 3, separation=2.0, random_state=0)
+        labeled = (data.y > 0) & (np.arange(45) % 3 == 0)
+        pu = Dataset(X=data.X, y=labeled)
+        return cls(pu, prior=0.5, lam=0.1), cls(pu, prior=0.5, lam=0.1, kernel=RBF(gamma=0.5))
+
     # ----------------------------------------------------------------------------------- helpers
     @property
     def is_linear(self) -> bool:

@@ -244,6 +244,14 @@ class RegularizedLAD(Model):
         beta = vector(solution, "beta", self.name)
         return np.asarray(X @ beta, dtype=np.float64) + scalar(solution, "intercept")
 
+    @classmethod
+    def examples(cls) -> tuple[RegularizedLAD, ...]:
+        """With and without intercept."""
+        from optframe.data import make_lad_set_a
+
+        data = make_lad_set_a(40, 3, random_state=0)
+        return cls(data, C=0.5), cls(data, C=2.0, fit_intercept=False)
+
     # ------------------------------------------------------------------------ structures
     def structure_refusal(self, kind: type[Structure]) -> str | None:
         """The linear box dual exists only without intercept."""

@@ -163,6 +163,15 @@ class SemiSupervisedSVM(Model):
                 self, "big_m", check_number(self.big_m, "big_m", self.name, low=1.0, strict=True)
             )
 
+    @classmethod
+    def examples(cls) -> tuple[SemiSupervisedSVM, ...]:
+        """Twenty samples, eight labeled (an MIQP with twelve binaries)."""
+        from optframe.data import make_classification_svm
+
+        data = make_classification_svm(20, 2, separation=3.0, random_state=0)
+        y = np.where(np.arange(20) < 8, data.y, 0.0)
+        return (cls(Dataset(X=data.X, y=y), C_labeled=5.0, C_unlabeled=1.0),)
+
     # ------------------------------------------------------------------------------- helpers
     @property
     def weights(self) -> NDArray[np.float64]:

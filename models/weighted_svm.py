@@ -258,6 +258,20 @@ class WeightedSVM(Model):
             )
         return super().build(layer, form)
 
+    @classmethod
+    def examples(cls) -> tuple[WeightedSVM, ...]:
+        """With and without intercept, linear and RBF, with uneven sample weights."""
+        from optframe.data import make_classification_svm
+        from optframe.kernels import RBF
+
+        data = make_classification_svm(40, 3, separation=1.5, random_state=0)
+        weights = np.linspace(0.5, 2.0, 40)
+        return (
+            cls(data, C=2.0, sample_weight=weights),
+            cls(data, C=0.5, fit_intercept=False),
+            cls(data, C=1.0, kernel=RBF(gamma=0.5)),
+        )
+
     # ------------------------------------------------------ piecewise-linear sample structure
     def with_data(self, data: Dataset) -> WeightedSVM:
         """The same SVM (C, kernel, intercept) on other samples, weighted by ``data``."""

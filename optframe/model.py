@@ -217,6 +217,17 @@ class Model(abc.ABC):
         """The formulation built when none is asked for (the first of :attr:`forms`)."""
         return self.forms[0]
 
+    @classmethod
+    def examples(cls) -> tuple[Model, ...]:
+        """Small instances of the class, one per variant that changes what it offers.
+
+        :mod:`optframe.conformance` runs every registered model's examples through every
+        applicable (driver, back-end, layer, form) against the Direct reference; a registered
+        class without examples fails that test. Tens of samples, so that every back-end solves
+        them in well under a second.
+        """
+        return ()
+
     def structure(self, kind: type[S]) -> S:
         """The structure ``kind`` (a type of :mod:`optframe.capabilities`) of this model.
 
