@@ -1,0 +1,366 @@
+"""The peers of the ``peers`` suite, each called as its users would, returning the raw solution.
+
+Every function here fits one method on the data it is given and returns a :class:`PeerFit`: the
+solution mapped to the names of an optframe model (``beta``/``intercept`` for LAD, ``w`` or
+``alpha`` and ``intercept`` for the SVMs), the wall seconds of the fit alone (data conversion
+that a user of the tool would have done anyway, such as a pandas frame, is outside the timer),
+and the tool's own objective when it reports one, kept only for information. The suite
+recomputes every objective from the solution with the optframe model; it never uses the tool's
+number.
+
+The peer packages are optional (``pip install -e ".[peers]"``). :func:`unavailable` says why a
+method cannot run here (a package that does not import, a HiGHS build without HiPO); the suite
+then records the cell as ``unavailable`` with that reason, never a number.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+# The distribution that provides each importable peer module (for the messages).
+PACKAGES = {
+    "pyfixest": "pyfixest",
+    "rehline": "rehline",
+    "sklearnex": "scikit-learn-intelex",
+    "highspy": "highspy",
+    "sklearn": "scikit-learn",
+}
+
+
+@dataclass
+class PeerFit:
+    """One peer's fit: its solution in the model's names, seconds, and what the tool reported."""
+
+    solution: dict[str, np.ndarray]
+    seconds: float
+    status: str = "done"
+    tool_objective: float | None = None
+    iterations: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def missing_module(module: str) -> str | None:
+    """Why ``module`` does not import (with the install hint), or None when it does."""
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # an ImportError, or a broken install that fails on import
+        package = PACKAGES.get(module, module)
+        return (
+            f"{package} is not installed or does not import ({type(exc).__name__}: {exc}); "
+            'install the optional peers with pip install -e ".[peers]"'
+        )
+    return None
+
+
+def highs_solver_missing(solver: str) -> str | None:
+    """Why this highspy build refuses ``solver`` (e.g. ``"hipo"``), or None when it accepts it."""
+    reason = missing_module("highspy")
+    if reason:
+        return reason
+    import highspy
+
+    from optframe.c_output import hide_highs_banner
+
+    hide_highs_banner()
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    status = highs.setOptionValue("solver", solver)
+    if status == highspy.HighsStatus.kOk:
+        return None
+    version = getattr(highspy, "__version__", None) or _distribution_version("highspy")
+    return (
+        f"highspy {version} refuses solver={solver!r} (setOptionValue returned {status.name}); "
+        "HiPO needs the package highspy-extras of the same version as highspy "
+        "(pip install highspy[extras])"
+    )
+
+
+def _distribution_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+def peer_versions() -> dict[str, str]:
+    """The installed versions of the peer distributions (``"-"`` when absent)."""
+    names = ("pyfixest", "rehline", "scikit-learn-intelex", "highspy", "highspy-extras")
+    names += ("scikit-learn",)
+    out = {}
+    for name in names:
+        version = _distribution_version(name)
+        out[name] = "-" if version == "?" else version
+    return out
+
+
+# ------------------------------------------------------------------------------------- LAD
+def highs_lad_dual(
+    X: np.ndarray,
+    y: np.ndarray,
+    solver: str,
+    time_limit: float | None = None,
+) -> PeerFit:
+    r"""The LAD dual LP with an intercept, assembled by hand and solved by highspy, one thread.
+
+    :math:`\max_\theta y^\top\theta` s.t. :math:`X^\top\theta = 0`, :math:`\mathbf 1^\top\theta =
+    0`, :math:`-1 \le \theta \le 1` (as :mod:`optframe.bench.suites.direct` builds it, minimizing
+    :math:`-y^\top\theta`). :math:`(\beta, b)` are minus the duals of its equality rows. The
+    timer covers the assembly and the solve (what a user calling highspy by hand pays).
+    """
+    import highspy
+
+    from optframe.c_output import hide_highs_banner
+
+    hide_highs_banner()
+    # HiGHS sizes one process-wide scheduler at its first run; another thread count makes run()
+    # fail unless it is reset (optframe's back-end resets it the same way).
+    highspy.Highs.resetGlobalScheduler(True)
+    n, m = X.shape
+    start = time.perf_counter()
+    A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m + 1
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = -y, -np.ones(n), np.ones(n)
+    lp.row_lower_ = lp.row_upper_ = np.zeros(m + 1)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("threads", 1)
+    highs.setOptionValue("solver", solver)
+    if time_limit is not None:
+        highs.setOptionValue("time_limit", float(time_limit))
+    highs.passModel(lp)
+    run_status = highs.run()
+    seconds = time.perf_counter() - start
+    status = highs.modelStatusToString(highs.getModelStatus())
+    if run_status == highspy.HighsStatus.kError:
+        status = f"error ({status})"
+    row_dual = np.asarray(highs.getSolution().row_dual, dtype=np.float64)
+    info = highs.getInfo()
+    iterations = int(
+        max(info.ipm_iteration_count, info.simplex_iteration_count, info.pdlp_iteration_count)
+    )
+    if row_dual.size != m + 1:
+        row_dual = np.full(m + 1, np.nan)
+    return PeerFit(
+        solution={"beta": -row_dual[:m], "intercept": np.array([-row_dual[m]])},
+        seconds=seconds,
+        status=status.lower().replace(" ", "_"),
+        tool_objective=-float(info.objective_function_value),
+        iterations=iterations,
+    )
+
+
+def pyfixest_quantreg(X: np.ndarray, y: np.ndarray, method: str, seed: int = 0) -> PeerFit:
+    """``pyfixest.quantreg("y ~ x0 + ...", frame, quantile=0.5, method=method)``.
+
+    ``vcov="iid"`` (the cheapest of its standard errors, which it always computes). The frame is
+    built outside the timer; ``fit_seconds`` in ``extra`` is pyfixest's own ``get_fit`` (the
+    Frisch-Newton solve), the rest of ``seconds`` is its formula and model-matrix handling.
+    """
+    import pandas as pd
+    import pyfixest as pf
+    from pyfixest.estimation.quantreg import quantreg_
+
+    m = X.shape[1]
+    names = [f"x{j}" for j in range(m)]
+    frame = pd.DataFrame(X, columns=names)
+    frame["y"] = y
+    formula = "y ~ " + " + ".join(names)
+    fit_time = [0.0]
+    original = quantreg_.Quantreg.get_fit
+
+    def timed_get_fit(self: Any) -> None:
+        begin = time.perf_counter()
+        try:
+            original(self)
+        finally:
+            fit_time[0] += time.perf_counter() - begin
+
+    quantreg_.Quantreg.get_fit = timed_get_fit
+    try:
+        start = time.perf_counter()
+        fit = pf.quantreg(
+            formula,
+            frame,
+            quantile=0.5,
+            method=method,
+            vcov="iid",
+            seed=seed,
+            copy_data=False,
+            store_data=False,
+        )
+        seconds = time.perf_counter() - start
+    finally:
+        quantreg_.Quantreg.get_fit = original
+    coef = fit.coef()
+    beta = np.array([float(coef[name]) for name in names])
+    intercept = float(coef["Intercept"])
+    return PeerFit(
+        solution={"beta": beta, "intercept": np.array([intercept])},
+        seconds=seconds,
+        status="converged" if getattr(fit, "_has_converged", True) else "not_converged",
+        iterations=int(getattr(fit, "_it", 0) or 0),
+        extra={"fit_seconds": fit_time[0]},
+    )
+
+
+def sklearn_quantile(X: np.ndarray, y: np.ndarray) -> PeerFit:
+    """``QuantileRegressor(quantile=0.5, alpha=0, solver="highs")``: LAD through scipy's HiGHS."""
+    from sklearn.linear_model import QuantileRegressor
+
+    start = time.perf_counter()
+    estimator = QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(X, y)
+    seconds = time.perf_counter() - start
+    return PeerFit(
+        solution={
+            "beta": np.asarray(estimator.coef_, dtype=np.float64),
+            "intercept": np.array([float(estimator.intercept_)]),
+        },
+        seconds=seconds,
+        iterations=int(getattr(estimator, "n_iter_", 0) or 0),
+    )
+
+
+# ---------------------------------------------------------------------------- linear SVM
+def liblinear_hinge(X: Any, y: np.ndarray, C: float, tol: float) -> PeerFit:
+    """``LinearSVC(loss="hinge", dual=True, fit_intercept=False)`` (LIBLINEAR's dual CD)."""
+    from sklearn.svm import LinearSVC
+
+    start = time.perf_counter()
+    estimator = LinearSVC(
+        loss="hinge", dual=True, fit_intercept=False, C=C, tol=tol, max_iter=1_000_000
+    ).fit(X, y)
+    seconds = time.perf_counter() - start
+    return PeerFit(
+        solution={"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))},
+        seconds=seconds,
+        iterations=int(np.max(estimator.n_iter_)),
+    )
+
+
+def rehline_hinge(X: Any, y: np.ndarray, C: float, tol: float, max_iter: int) -> PeerFit:
+    r"""``rehline.plqERM_Ridge(loss={"name": "svm"}, C=C)``: :math:`C\sum_i` hinge + ridge/2.
+
+    ReHLine multiplies the loss by ``C`` (its ``cast_sample_weight``), the WeightedSVM's
+    convention, and has no intercept: the bias is a feature of ``X``.
+    """
+    from rehline import plqERM_Ridge
+
+    start = time.perf_counter()
+    estimator = plqERM_Ridge(loss={"name": "svm"}, C=C, tol=tol, max_iter=max_iter).fit(X, y)
+    seconds = time.perf_counter() - start
+    return PeerFit(
+        solution={"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))},
+        seconds=seconds,
+        tool_objective=_float_or_none(getattr(estimator, "objective_", None)),
+        iterations=int(getattr(estimator, "n_iter_", 0) or 0),
+    )
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------- kernel SVM
+def svc_fit(
+    X: Any,
+    y: np.ndarray,
+    C: float,
+    kernel: str,
+    gamma: float | None,
+    implementation: str,
+    cache_mb: float,
+) -> tuple[PeerFit, Any]:
+    r"""``SVC`` of scikit-learn (libsvm) or of scikit-learn-intelex (oneDAL), ``tol=1e-3``.
+
+    The solution is :math:`\alpha_i = \lvert\mathrm{dual\_coef}_i\rvert` on the support
+    vectors (scikit-learn stores :math:`y_i\alpha_i`, signed for the class ``classes_[1] =
+    +1``), 0 elsewhere, and :math:`b` = ``intercept_``; with the linear kernel also
+    :math:`w` = ``coef_``. Returns the fit and the estimator (for predictions).
+    """
+    if implementation == "onedal":
+        onedal_threads(1)
+        from sklearnex.svm import SVC
+    else:
+        from sklearn.svm import SVC
+    options: dict[str, Any] = {"C": C, "kernel": kernel, "tol": 1e-3, "cache_size": cache_mb}
+    if gamma is not None:
+        options["gamma"] = gamma
+    start = time.perf_counter()
+    estimator = SVC(**options).fit(X, y)
+    seconds = time.perf_counter() - start
+    if list(estimator.classes_) != [-1.0, 1.0]:
+        raise ValueError(f"expected classes [-1, 1]; got {list(estimator.classes_)}")
+    alpha = np.zeros(y.size)
+    dual = np.asarray(
+        estimator.dual_coef_.toarray()
+        if sp.issparse(estimator.dual_coef_)
+        else estimator.dual_coef_
+    )
+    alpha[np.asarray(estimator.support_)] = np.abs(dual.reshape(-1))
+    solution = {"alpha": alpha, "intercept": np.ravel(np.asarray(estimator.intercept_, float))}
+    if kernel == "linear":
+        coef = estimator.coef_
+        coef = coef.toarray() if sp.issparse(coef) else np.asarray(coef)
+        solution["w"] = np.ravel(coef).astype(np.float64)
+    fit = PeerFit(
+        solution=solution,
+        seconds=seconds,
+        iterations=int(np.sum(getattr(estimator, "n_iter_", 0) or 0)),
+        extra={"support": int(np.asarray(estimator.support_).size)},
+    )
+    return fit, estimator
+
+
+def onedal_threads(threads: int) -> None:
+    """Limit oneDAL's own thread pool (threadpoolctl does not reach it)."""
+    try:
+        import daal4py
+
+        daal4py.daalinit(threads)
+    except Exception:  # an older sklearnex without daal4py: its default stays
+        return
+
+
+def timed(function: Callable[[], Any]) -> tuple[Any, float]:
+    """``(function(), wall seconds)``."""
+    start = time.perf_counter()
+    value = function()
+    return value, time.perf_counter() - start
+
+
+def as_int32(X: Any) -> Any:
+    """CSR with 32-bit indices (libsvm's and oneDAL's), a dense array unchanged."""
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+def with_ones(X: Any) -> Any:
+    """``[X, 1]``: the bias as a feature (sparse stays CSR)."""
+    ones = np.ones((X.shape[0], 1))
+    if sp.issparse(X):
+        return as_int32(sp.hstack([X, sp.csr_matrix(ones)], format="csr"))
+    return np.hstack([np.asarray(X, dtype=np.float64), ones])
+
+
+def accuracy(predicted: np.ndarray, truth: np.ndarray) -> float:
+    """Percent of equal labels."""
+    return 100.0 * float(np.mean(np.asarray(predicted) == np.asarray(truth)))

@@ -1,0 +1,619 @@
+r"""optframe beside the strongest peers (issue 17): LAD, linear SVM, RBF SVM and RBF L2-SVM.
+
+Jobs (``job`` key), each on the same problem for every method:
+
+* ``lad``: median regression with an intercept, :math:`\min \sum_i \lvert y_i - x_i^\top\beta
+  - b\rvert`. Data: AID's Set A generator (:func:`optframe.data.make_lad_set_a`, seed 0) made
+  heteroscedastic: its Laplace noise :math:`e_i` is multiplied by :math:`0.5 + \lvert x_{i1}
+  \rvert` (``data="het"``), at n in {40k, 200k, 1M} and m in {10, 50, 100}; and the real set
+  ``344_mv`` (40,768 x 10, PMLB) that the AID suite also uses. Methods: ``optframe aid``
+  (``AggregateDisaggregate()``), ``optframe default`` (``of.solve(model)``, Direct), pyfixest's
+  ``quantreg(quantile=0.5, method="pfn" | "fn", vcov="iid")``, highspy on the LAD dual LP
+  assembled by hand (``solver="ipm"``, ``"hipo"``, ``"pdlp"`` with a time limit of
+  ``PDLP_LIMIT``), and scikit-learn's ``QuantileRegressor(alpha=0, solver="highs")`` at 40k x
+  10 and on ``344_mv`` only.
+* ``svm-linear``: the hinge-loss SVM :math:`\tfrac12\lVert w\rVert^2 + C\sum_i
+  \max(0, 1 - y_i f(x_i))` on ijcnn1's test file (91,701 x 22), C = 1. ``variant="bias"``:
+  the bias as a feature (``X`` with a ones column, ``WeightedSVM(fit_intercept=False)``), which
+  every tool solves exactly: ``optframe aid``, ``optframe dcd``, ``optframe default``,
+  LIBLINEAR (``LinearSVC(loss="hinge", dual=True, fit_intercept=False)``, tol 1e-4, its default,
+  and 1e-6), ReHLine (``plqERM_Ridge(loss={"name": "svm"}, C=C)``, tol 1e-4, its default, and
+  1e-6). ``variant="free"``: a free (unpenalized) intercept: ``optframe aid``, ``optframe smo``
+  (linear kernel) and libsvm ``SVC(kernel="linear")``.
+* ``svm-rbf``: the same SVM with the RBF kernel, :math:`\gamma = 1 / (2\bar d^2)` (:math:`\bar
+  d^2` the mean squared distance, as the FW suite), C = 1, on a9a, ijcnn1, w8a and a8a (20k+
+  rows; test files of a9a and ijcnn1, else a fixed 20% held out, ``fw.split``): ``optframe smo``
+  (tol 1e-3, libsvm's), oneDAL's ``sklearnex.svm.SVC`` and libsvm's ``sklearn.svm.SVC`` (tol
+  1e-3, kernel caches of ``CACHE_MB``). The objective is the primal recomputed from each
+  method's :math:`(\alpha, b)` (:math:`\alpha_i = \lvert\mathrm{dual\_coef}_i\rvert`); the dual
+  value at :math:`\alpha` and the test accuracy are recorded too.
+* ``l2svm-rbf``: the L2-SVM (``L2SVM``, same C and kernel) by ``optframe mfw`` and ``optframe
+  mfw shrink`` against libsvm's L1-SVM ``SVC``: different models, so only the test accuracy is
+  compared ("equal accuracy": within ``ACCURACY_POINTS`` percentage points).
+
+Protocol. Every method gets one thread: the runner sets the thread variables and BLAS pools, and
+``run_cell`` also sets numba's and oneDAL's pools and passes ``threads=1`` to ``optframe.solve``
+(``solve()`` without ``threads`` does not read ``OPTFRAME_THREADS``: see
+``docs/results/peers.md``). Before its timer, a method runs once on a tiny problem in the same
+process, so no JIT compilation or first-call import is timed; for optframe's numba drivers the
+seconds also exclude ``Result.timings.compile``. Run with ``--repeat 3`` and ``--serial`` (the
+runner's order is repeat-major, so the methods of a problem alternate across repeats), with a
+cell time limit so each cell runs in the runner's child process. Every objective is recomputed
+by the optframe model from the method's solution (never the tool's own figure; ReHLine's and
+HiGHS's are kept in ``tool_objective`` for reference). ``success``: the objective is within the
+job's tolerance (``TOLERANCE``: relative 1e-6, the certificate's, for LP and linear SVM; 1e-3,
+libsvm's stopping tolerance, for the RBF SVM) of the lowest objective any method reached on
+the problem in the same records. ``summarize`` gives median [min, max] seconds, the ratio to the
+best peer (the fastest non-optframe method that succeeded in every repeat) and qpbenchmark's
+summary per method (success rate, shifted geometric mean of time with shift 10 s, a failed or
+inaccurate run counted at the cell time limit).
+
+Peers are optional (``pip install -e ".[peers]"``); a method whose package is missing, or
+HiPO on a highspy build without it, is recorded as ``unavailable`` with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from optframe.bench import peer_methods as pm
+from optframe.bench import peer_stats as ps
+from optframe.bench.suite import Cell
+
+DESCRIPTION = (
+    "optframe vs pyfixest, highspy, scikit-learn, LIBLINEAR, ReHLine, libsvm, oneDAL: LAD, "
+    "linear/RBF SVM, RBF L2-SVM; one thread, objectives recomputed"
+)
+COLUMNS = [
+    "job",
+    "data",
+    "variant",
+    "n",
+    "m",
+    "method",
+    "status",
+    "seconds",
+    "objective",
+    "rel_objective",
+    "success",
+    "ratio_to_best_peer",
+    "accuracy",
+    "reason",
+]
+REPORT = {
+    "method": "method",
+    "baseline": ("pyfixest pfn", "liblinear tol 1e-4", "libsvm SVC", "onedal SVC"),
+    "problem": ("job", "data", "variant", "n", "m"),
+}
+KIND = ("job", "method")
+CELL_TIME_LIMIT = 900.0
+PDLP_LIMIT = 60.0
+QUICK_PDLP_LIMIT = 5.0
+C_SVM = 1.0
+CACHE_MB = 2000
+ACCURACY_POINTS = ps.ACCURACY_POINTS
+TOLERANCE = {"lad": 1e-6, "svm-linear": 1e-6, "svm-rbf": 1e-3, "l2svm-rbf": math.nan}
+
+LAD_METHODS = (
+    "optframe aid",
+    "optframe default",
+    "pyfixest pfn",
+    "pyfixest fn",
+    "highspy ipm",
+    "highspy hipo",
+    "highspy pdlp",
+    "sklearn QuantileRegressor",
+)
+LAD_SIZES = tuple((n, m) for n in (40_000, 200_000, 1_000_000) for m in (10, 50, 100))
+QUICK_LAD_SIZES = ((3_000, 5),)
+LAD_REAL = ("344_mv",)
+SKLEARN_LAD_MAX = 40_000 * 10  # QuantileRegressor only up to n * m of this (127 s at 40k x 10)
+LINEAR_BIAS_METHODS = (
+    "optframe aid",
+    "optframe dcd",
+    "optframe default",
+    "liblinear tol 1e-4",
+    "liblinear tol 1e-6",
+    "rehline tol 1e-4",
+    "rehline tol 1e-6",
+)
+LINEAR_FREE_METHODS = ("optframe aid", "optframe smo", "libsvm SVC")
+LINEAR_SETS = ("ijcnn1.t",)
+QUICK_LINEAR_SETS = ("a1a",)
+RBF_METHODS = ("optframe smo", "onedal SVC", "libsvm SVC")
+RBF_SETS = ("a9a", "ijcnn1", "w8a", "a8a")
+QUICK_RBF_SETS = ("a1a",)
+L2_METHODS = ("optframe mfw", "optframe mfw shrink", "libsvm SVC")
+L2_SETS = ("a9a", "w8a", "ijcnn1")
+
+# Seconds per cell on one core, from the issue's and this suite's measurements (per n*m for LAD).
+_LAD_PER_NM = {
+    "optframe aid": 8e-7,
+    "optframe default": 8.4e-6,
+    "pyfixest pfn": 5e-7,
+    "pyfixest fn": 5.4e-7,
+    "highspy ipm": 3.6e-6,
+    "highspy hipo": 4e-6,
+    "highspy pdlp": None,
+    "sklearn QuantileRegressor": 3e-4,
+}
+_SVM_SECONDS = {
+    ("svm-linear", "optframe aid"): 3.0,
+    ("svm-linear", "optframe dcd"): 5.0,
+    ("svm-linear", "optframe default"): 20.0,
+    ("svm-linear", "optframe smo"): 20.0,
+    ("svm-linear", "libsvm SVC"): 130.0,
+    ("svm-rbf", "optframe smo"): 10.0,
+    ("svm-rbf", "onedal SVC"): 10.0,
+    ("svm-rbf", "libsvm SVC"): 20.0,
+    ("l2svm-rbf", "optframe mfw"): 30.0,
+    ("l2svm-rbf", "optframe mfw shrink"): 20.0,
+    ("l2svm-rbf", "libsvm SVC"): 20.0,
+}
+
+
+def cells(quick: bool) -> list[Cell]:
+    """The grid (``quick``: a 3,000 x 5 LAD and a1a for the SVM jobs)."""
+    grid: list[Cell] = []
+    for n, m in QUICK_LAD_SIZES if quick else LAD_SIZES:
+        grid += [
+            Cell({"job": "lad", "data": "het", "n": n, "m": m, "method": x})
+            for x in LAD_METHODS
+            if x != "sklearn QuantileRegressor" or n * m <= SKLEARN_LAD_MAX
+        ]
+    for name in () if quick else LAD_REAL:
+        grid += [Cell({"job": "lad", "data": name, "method": x}) for x in LAD_METHODS]
+    for name in QUICK_LINEAR_SETS if quick else LINEAR_SETS:
+        for variant, methods in (("bias", LINEAR_BIAS_METHODS), ("free", LINEAR_FREE_METHODS)):
+            grid += [
+                Cell(
+                    {"job": "svm-linear", "data": name, "variant": variant, "C": C_SVM, "method": x}
+                )
+                for x in methods
+            ]
+    for name in QUICK_RBF_SETS if quick else RBF_SETS:
+        grid += [
+            Cell({"job": "svm-rbf", "data": name, "C": C_SVM, "method": x}) for x in RBF_METHODS
+        ]
+    for name in QUICK_RBF_SETS if quick else L2_SETS:
+        grid += [
+            Cell({"job": "l2svm-rbf", "data": name, "C": C_SVM, "method": x}) for x in L2_METHODS
+        ]
+    return grid
+
+
+def expected_seconds(cell: Cell, quick: bool) -> float:
+    """Rough seconds of one cell on one core (``optframe bench --list`` adds them up)."""
+    if quick:
+        return 1.0
+    job, method = cell["job"], cell["method"]
+    if job == "lad":
+        n, m = cell.params.get("n", 40_768), cell.params.get("m", 10)
+        rate = _LAD_PER_NM.get(method)
+        return PDLP_LIMIT if rate is None else max(0.2, rate * n * m)
+    return _SVM_SECONDS.get((job, method), 10.0)
+
+
+# ------------------------------------------------------------------------------------- data
+_CACHE: dict[Any, Any] = {}
+
+
+def _cached(key: tuple, make: Any) -> Any:
+    if key not in _CACHE:
+        for old in [k for k in _CACHE if k[0] == key[0]]:
+            del _CACHE[old]  # one data set per kind in memory
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+def heteroscedastic_lad(n: int, m: int, seed: int = 0) -> Any:
+    """Set A (``make_lad_set_a``) with its noise scaled by ``0.5 + |x_1|`` (heteroscedastic)."""
+    from optframe.data import Dataset, make_lad_set_a
+
+    base = make_lad_set_a(n, m, random_state=seed)
+    X = np.asarray(base.X)
+    mean = X @ base.meta["coef"] + base.meta["intercept"]
+    y = mean + (base.y - mean) * (0.5 + np.abs(X[:, 0]))
+    return Dataset(X=X, y=y, name=f"lad_het_{n}x{m}")
+
+
+def _lad_data(cell: Cell) -> Any:
+    from optframe.data import Dataset, load_dataset
+
+    if cell["data"] == "het":
+        return _cached(
+            ("lad", cell["n"], cell["m"]), lambda: heteroscedastic_lad(cell["n"], cell["m"])
+        )
+
+    def real() -> Any:
+        data = load_dataset(cell["data"])
+        return Dataset(X=np.asarray(data.X, dtype=np.float64), y=data.y, name=cell["data"])
+
+    return _cached(("lad", cell["data"]), real)
+
+
+def _linear_data(name: str) -> Any:
+    from optframe.data import load_dataset
+
+    def load() -> Any:
+        base, _, split = name.partition(".")
+        return load_dataset(base, split="test" if split == "t" else "train")
+
+    return _cached(("linear", name), load)
+
+
+def _split(name: str) -> tuple[Any, np.ndarray, Any, np.ndarray]:
+    from optframe.bench.suites.fw import split
+
+    X, y, Xt, yt = _cached(("split", name), lambda: split(name))
+    return pm.as_int32(X), y, pm.as_int32(Xt), yt
+
+
+def rbf_gamma(X: Any) -> float:
+    r""":math:`1 / (2\bar d^2)`, :math:`\bar d^2` the mean squared distance over all pairs."""
+    from optframe.kernels import mean_squared_distance
+
+    return 1.0 / (2.0 * mean_squared_distance(X))
+
+
+# ---------------------------------------------------------------------------------- helpers
+def unavailable_reason(method: str) -> str | None:
+    """Why ``method`` cannot run here, or None."""
+    if method.startswith("pyfixest"):
+        return pm.missing_module("pyfixest")
+    if method.startswith("rehline"):
+        return pm.missing_module("rehline")
+    if method.startswith("onedal"):
+        return pm.missing_module("sklearnex")
+    if method.startswith("highspy"):
+        return pm.highs_solver_missing(method.split()[1])
+    return None
+
+
+def one_thread() -> None:
+    """One thread for numba, BLAS and oneDAL in this process (the runner sets the variables)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    try:
+        import numba
+
+        numba.set_num_threads(1)
+    except Exception:  # numba absent or its pool already smaller
+        pass
+    os.environ["OPTFRAME_THREADS"] = "1"
+
+
+def _optframe_record(result: Any, wall: float, model: Any) -> dict[str, Any]:
+    """Seconds without compile time, the status, the objective recomputed by ``model``."""
+    compile_s = float(getattr(result.timings, "compile", 0.0) or 0.0)
+    record = {
+        "status": result.status.value,
+        "seconds": wall - compile_s,
+        "compile_s": compile_s,
+        "iterations": result.iterations,
+        "gap": result.gap,
+        "driver": result.driver,
+        "backend": result.backend,
+    }
+    if result.has_solution:
+        record["objective"] = model.objective(result.solution)
+    return record
+
+
+def recompute(model: Any, solution: Mapping[str, Any]) -> dict[str, Any]:
+    """The objective of ``model`` at ``solution`` (and the dual value at ``alpha`` if given).
+
+    Non-finite solution entries (a solver that returned nothing) give ``objective = nan``.
+    """
+    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in solution.items()}
+    if not all(np.all(np.isfinite(v)) for v in arrays.values()):
+        return {"objective": math.nan}
+    out = {"objective": float(model.objective(arrays))}
+    if "alpha" in arrays and hasattr(model, "dual_objective"):
+        out["dual_objective"] = float(model.dual_objective(arrays["alpha"]))
+    return out
+
+
+def _peer_record(fit: pm.PeerFit, model: Any) -> dict[str, Any]:
+    record = {"status": fit.status, "seconds": fit.seconds, "iterations": fit.iterations}
+    if fit.tool_objective is not None:
+        record["tool_objective"] = fit.tool_objective
+    record.update(fit.extra)
+    record.update(recompute(model, fit.solution))
+    return record
+
+
+# -------------------------------------------------------------------------------------- LAD
+def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
+    import optframe as of
+    from optframe.drivers import AggregateDisaggregate
+    from optframe.models import LADRegression
+
+    model = LADRegression(data)
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+    if method.startswith("optframe"):
+        driver = AggregateDisaggregate() if method == "optframe aid" else "direct"
+        start = time.perf_counter()
+        result = of.solve(model, driver=driver, threads=1)
+        return _optframe_record(result, time.perf_counter() - start, model)
+    if method.startswith("pyfixest"):
+        fit = pm.pyfixest_quantreg(X, y, method.split()[1], seed=0)
+    elif method.startswith("highspy"):
+        solver = method.split()[1]
+        limit = (QUICK_PDLP_LIMIT if quick else PDLP_LIMIT) if solver == "pdlp" else None
+        fit = pm.highs_lad_dual(X, y, solver, time_limit=limit)
+    elif method == "sklearn QuantileRegressor":
+        fit = pm.sklearn_quantile(X, y)
+    else:
+        raise ValueError(f"unknown LAD method {method!r}")
+    return _peer_record(fit, model)
+
+
+def _run_lad(cell: Cell, quick: bool) -> dict[str, Any]:
+    from optframe.data import Dataset
+
+    _warm_up(("lad", cell["method"]), lambda: _lad_fit(cell["method"], _tiny_lad(), True))
+    data = _lad_data(cell)
+    record = _lad_fit(cell["method"], data, quick)
+    if cell["method"] == "highspy pdlp" and record["status"] == "time_limit":
+        record["status"] = "time_limit (PDLP's own limit)"
+    assert isinstance(data, Dataset)
+    return {"n": data.n_samples, "m": data.n_features} | record
+
+
+def _tiny_lad() -> Any:
+    return heteroscedastic_lad(400, 4, seed=1)
+
+
+# ------------------------------------------------------------------------------- linear SVM
+def _linear_fit(method: str, variant: str, data: Any, C: float) -> dict[str, Any]:
+    import optframe as of
+    from optframe.data import Dataset
+    from optframe.drivers import DCD, SMO, AggregateDisaggregate
+    from optframe.models import WeightedSVM
+
+    y = np.asarray(data.y, dtype=np.float64)
+    if variant == "bias":
+        X = pm.with_ones(data.X)
+        model = WeightedSVM(Dataset(X=X, y=y), C=C, fit_intercept=False)
+    else:
+        X = pm.as_int32(data.X)
+        model = WeightedSVM(Dataset(X=X, y=y), C=C)
+    if method.startswith("optframe"):
+        drivers = {
+            "optframe aid": lambda: AggregateDisaggregate(),
+            "optframe dcd": lambda: DCD(),
+            "optframe smo": lambda: SMO(cache_bytes=CACHE_MB * 1024**2),
+            "optframe default": lambda: "direct",
+        }
+        start = time.perf_counter()
+        result = of.solve(model, driver=drivers[method](), threads=1)
+        return _optframe_record(result, time.perf_counter() - start, model)
+    if method.startswith("liblinear"):
+        fit = pm.liblinear_hinge(X, y, C, tol=float(method.split()[-1]))
+    elif method.startswith("rehline"):
+        tol = float(method.split()[-1])
+        fit = pm.rehline_hinge(X, y, C, tol=tol, max_iter=1000 if tol >= 1e-4 else 100_000)
+    elif method == "libsvm SVC":
+        fit, _ = pm.svc_fit(X, y, C, "linear", None, "libsvm", CACHE_MB)
+        fit.solution.pop("alpha")  # the objective from (w, b), as for every linear method
+    else:
+        raise ValueError(f"unknown linear SVM method {method!r}")
+    return _peer_record(fit, model)
+
+
+def _run_linear(cell: Cell) -> dict[str, Any]:
+    from optframe.data import make_svm_aid
+
+    method, variant = cell["method"], cell["variant"]
+    _warm_up(
+        ("linear", variant, method),
+        lambda: _linear_fit(method, variant, make_svm_aid(300, 5, random_state=1), cell["C"]),
+    )
+    data = _linear_data(cell["data"])
+    record = _linear_fit(method, variant, data, cell["C"])
+    return {"n": data.n_samples, "m": data.n_features} | record
+
+
+# ------------------------------------------------------------------------------- kernel SVMs
+def _kernel_fit(
+    job: str, method: str, X: Any, y: np.ndarray, Xt: Any, yt: np.ndarray, C: float, gamma: float
+) -> dict[str, Any]:
+    import optframe as of
+    from optframe.data import Dataset
+    from optframe.drivers import MFW, SMO
+    from optframe.kernels import RBF
+    from optframe.models import L2SVM, WeightedSVM
+
+    data = Dataset(X=X, y=y)
+    model = (WeightedSVM if job == "svm-rbf" else L2SVM)(data, C=C, kernel=RBF(gamma=gamma))
+    cache = CACHE_MB * 1024**2
+    if method.startswith("optframe"):
+        drivers = {
+            "optframe smo": lambda: SMO(cache_bytes=cache),
+            "optframe mfw": lambda: MFW(cache_bytes=cache),
+            "optframe mfw shrink": lambda: MFW(cache_bytes=cache, shrinking=True),
+        }
+        start = time.perf_counter()
+        result = of.solve(model, driver=drivers[method](), threads=1)
+        record = _optframe_record(result, time.perf_counter() - start, model)
+        if result.has_solution:
+            record["accuracy"] = pm.accuracy(result.predict(Xt), yt)
+            if job == "svm-rbf":
+                record.update(recompute(model, result.solution))
+        return record
+    implementation = "onedal" if method.startswith("onedal") else "libsvm"
+    fit, estimator = pm.svc_fit(X, y, C, "rbf", gamma, implementation, CACHE_MB)
+    record = {"status": fit.status, "seconds": fit.seconds, "iterations": fit.iterations}
+    record |= fit.extra | {"accuracy": pm.accuracy(estimator.predict(Xt), yt)}
+    if job == "svm-rbf":
+        record.update(recompute(model, fit.solution))
+    return record
+
+
+def _run_kernel(cell: Cell) -> dict[str, Any]:
+    job, method = cell["job"], cell["method"]
+
+    def tiny() -> Any:
+        rng = np.random.default_rng(1)
+        X = rng.normal(size=(300, 4))
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=300) > 0, 1.0, -1.0)
+        return _kernel_fit(job, method, X, y, X, y, 1.0, 0.5)
+
+    _warm_up((job, method), tiny)
+    X, y, Xt, yt = _split(cell["data"])
+    gamma = _cached(("gamma", cell["data"]), lambda: rbf_gamma(X))
+    record = _kernel_fit(job, method, X, y, Xt, yt, cell["C"], gamma)
+    return {"n": int(y.size), "m": int(X.shape[1]), "gamma": gamma} | record
+
+
+# ------------------------------------------------------------------------------------- cells
+_WARM: set[tuple] = set()
+
+
+def _warm_up(key: tuple, run: Any) -> None:
+    """Run ``run()`` once per process (imports, JIT, first-call set-up are then not timed)."""
+    if key in _WARM:
+        return
+    run()
+    _WARM.add(key)
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Run one method on one problem; a missing peer gives ``status="unavailable"``."""
+    reason = unavailable_reason(cell["method"])
+    if reason is not None:
+        return {"status": "unavailable", "reason": reason}
+    one_thread()
+    quick = cell["job"] == "lad" and cell.params.get("n", 0) in {n for n, _ in QUICK_LAD_SIZES}
+    if cell["job"] == "lad":
+        record = _run_lad(cell, quick)
+    elif cell["job"] == "svm-linear":
+        record = _run_linear(cell)
+    else:
+        record = _run_kernel(cell)
+    return record | {"versions": pm.peer_versions()}
+
+
+# -------------------------------------------------------------------------------- reporting
+def problem_key(record: Mapping[str, Any]) -> tuple:
+    """What makes two records the same problem: job, data, variant and the LAD sizes."""
+    return (
+        record.get("job"),
+        record.get("data"),
+        record.get("variant"),
+        record.get("n") if record.get("data") == "het" else None,
+        record.get("m") if record.get("data") == "het" else None,
+    )
+
+
+def tolerance_of(record: Mapping[str, Any]) -> float:
+    """The job's success tolerance (``TOLERANCE``; nan: judged by accuracy)."""
+    return TOLERANCE.get(str(record.get("job")), 1e-6)
+
+
+def complete(records: list[dict[str, Any]]) -> None:
+    """``rel_objective``, ``success`` and ``ratio_to_best_peer`` for every record."""
+    ps.mark_success(records, problem_key, tolerance_of)
+    rows = {(row.problem, row.method): row for row in ps.cell_table(records, problem_key)}
+    for r in records:
+        row = rows.get((problem_key(r), str(r.get("method"))))
+        best = rows.get((problem_key(r), row.best_peer)) if row and row.best_peer else None
+        if best is not None and best.seconds and ps.ran(r):
+            r["ratio_to_best_peer"] = float(r["seconds"]) / best.seconds[0]
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def _seconds_text(spread: tuple[float, float, float] | None) -> str:
+    if spread is None:
+        return ""
+    median, low, high = spread
+    if high - low <= 0.005 * max(median, 1e-9):
+        return f"{median:.3g}"
+    return f"{median:.3g} [{low:.3g}, {high:.3g}]"
+
+
+def _problem_text(key: tuple) -> str:
+    job, data, variant, n, m = key
+    parts = [str(job), str(data)]
+    if variant:
+        parts.append(str(variant))
+    if n is not None:
+        parts.append(f"{n}x{m}")
+    return " ".join(parts)
+
+
+def tables(records: list[dict[str, Any]]) -> str:
+    """One markdown table per job: median [min, max] seconds, objective, ratio, success."""
+    rows = ps.cell_table(records, problem_key, extra_keys=("accuracy",))
+    lines: list[str] = []
+    for job in ("lad", "svm-linear", "svm-rbf", "l2svm-rbf"):
+        chosen = [row for row in rows if row.problem[0] == job]
+        if not chosen:
+            continue
+        lines += [
+            f"### {job}",
+            "",
+            "| problem | method | seconds, median [min, max] | objective | rel. to best | "
+            "success | / best peer | / fastest peer | accuracy % | status |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in chosen:
+            accuracy = (row.extra or {}).get("accuracy")
+            lines.append(
+                f"| {_problem_text(row.problem)} | {row.method} | {_seconds_text(row.seconds)} "
+                f"| {_fmt(row.objective, 10)} | {_fmt(row.rel_objective, 2)} "
+                f"| {row.successes}/{row.runs} | {_fmt(row.ratio_to_best_peer)} "
+                f"| {_fmt(row.ratio_to_fastest_peer)} | {_fmt(accuracy, 4)} | {row.status} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def summary_table(records: list[dict[str, Any]]) -> str:
+    """qpbenchmark-style rows per job and method over the problems it ran on."""
+    lines = [
+        "| job | method | problems | success rate | shifted GM (s) | relative GM |",
+        "|---|---|---|---|---|---|",
+    ]
+    for job in ("lad", "svm-linear", "svm-rbf", "l2svm-rbf"):
+        chosen = [r for r in records if r.get("job") == job]
+        if not chosen:
+            continue
+        for s in ps.method_summary(chosen, problem_key, lambda r: CELL_TIME_LIMIT):
+            lines.append(
+                f"| {job} | {s.method} | {s.problems} | {100 * s.success_rate:.0f}% "
+                f"({s.successes}/{s.runs}) | {s.shifted_gm:.3g} | {_fmt(s.relative_gm)} |"
+            )
+    return "\n".join(lines)
+
+
+def summarize(records: list[dict[str, Any]]) -> str:
+    """Tables per job, the qpbenchmark summary, and the reasons of unavailable methods."""
+    records = [dict(r) for r in records]
+    complete(records)
+    reasons = sorted(
+        {
+            f"- {r['method']}: {r['reason']}"
+            for r in records
+            if str(r.get("status")) == "unavailable" and r.get("reason")
+        }
+    )
+    parts = [tables(records), "Summary per method (qpbenchmark-style):", "", summary_table(records)]
+    if reasons:
+        parts += ["", "Unavailable here:", *reasons]
+    return "\n".join(parts)
