@@ -57,13 +57,6 @@ def _blas_threads(threads: int | None) -> Any:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def _options(driver: Any, context: RunContext) -> tuple[float, int, float | None]:
-    opts = context.options
-    tol = driver.tol if opts.tol is None else opts.tol
-    max_iter = driver.max_iter if opts.max_iter is None else opts.max_iter
-    return tol, max_iter, opts.time_limit
-
-
 @register_driver
 @dataclass(frozen=True)
 class ADMM(Driver):
@@ -142,6 +135,9 @@ class ADMM(Driver):
         if self.stop not in ("residual", "paper"):
             raise ModelError(f"ADMM: stop must be 'residual' or 'paper'; got {self.stop!r}")
         set_count(self, "adapt_every", "ADMM")
+        set_real(self, "tol", "ADMM")
+        set_real(self, "tol_w", "ADMM")
+        set_count(self, "max_iter", "ADMM")
         set_real(self, "adapt_ratio", "ADMM", low=1.0)
 
     # ------------------------------------------------------------------------------ the loop
@@ -153,7 +149,8 @@ class ADMM(Driver):
         switch: Any = None,
     ) -> _Run:
         """Run sweeps until the stopping rule, a limit, the callback or ``switch(it)`` says stop."""
-        tol, max_iter, time_limit = _options(self, context)
+        options = self.common_options(context.options, tol=self.tol, max_iter=self.max_iter)
+        tol, max_iter, time_limit = options.tol, options.max_iter, options.time_limit
         it = ADMMIteration(split, self.mu, self.order)
         history: list[IterationRecord] = []
         supports: list[int] = []

@@ -17,7 +17,13 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import ChunkedSamples, PiecewiseLinearSampleLoss, Structure
 from optframe.drivers import clusters as cl
 from optframe.drivers._checks import is_real, set_count, set_real
-from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
+from optframe.drivers.base import (
+    CommonOptions,
+    Driver,
+    RunContext,
+    clock_timings,
+    driver_result,
+)
 from optframe.drivers.direct import Direct
 from optframe.errors import ModelError
 from optframe.model import Model
@@ -139,7 +145,11 @@ class AggregateDisaggregate(Driver):
         """``gap_tol``, else ``tol`` (the relative gap this driver stops at)."""
         if options.gap_tol is not None:
             return float(options.gap_tol)
-        return self.tol if options.tol is None else float(options.tol)
+        return self._common(options).tol
+
+    def _common(self, options: SolveOptions) -> CommonOptions:
+        """The run's ``tol`` (a gap: 0 is allowed), ``max_iter`` and ``time_limit``."""
+        return self.common_options(options, tol=self.tol, max_iter=self.max_iter, zero_tol=True)
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run AID on ``model``; every figure reported is on the original model."""
@@ -151,11 +161,12 @@ class AggregateDisaggregate(Driver):
         start = time.perf_counter()
         loss = model.structure(PiecewiseLinearSampleLoss)
         aid: Any = loss.model
-        options = context.options
-        tol = self.tol if options.tol is None else options.tol
-        max_iter = self.max_iter if options.max_iter is None else options.max_iter
+        options = self._common(context.options)
+        tol, max_iter = options.tol, options.max_iter
         rng = np.random.default_rng(self.random_state)
-        inner_context = RunContext(context.backend, replace(options, tol=None, max_iter=None))
+        inner_context = RunContext(
+            context.backend, replace(context.options, tol=None, max_iter=None)
+        )
 
         labels, pilot = self._initial_labels(loss, inner_context, rng)
         if labels is None:

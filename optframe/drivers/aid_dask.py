@@ -483,11 +483,10 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
     """
     start = time.perf_counter()
     chunks = _Chunked(model)
-    options = context.options
-    tol = driver.tol if options.tol is None else options.tol
-    max_iter = driver.max_iter if options.max_iter is None else options.max_iter
+    options = driver._common(context.options)
+    tol, max_iter = options.tol, options.max_iter
     rng = np.random.default_rng(driver.random_state)
-    inner_context = RunContext(context.backend, replace(options, tol=None, max_iter=None))
+    inner_context = RunContext(context.backend, replace(context.options, tol=None, max_iter=None))
     loss = chunks.loss
 
     counts = _cluster_counts(driver, model)

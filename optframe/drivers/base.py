@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import abc
 import math
+import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from optframe.certificate import DEFAULT_GAP_TOL
-from optframe.errors import IncompatibleDriver
+from optframe.drivers._checks import is_count, is_real
+from optframe.errors import IncompatibleDriver, ModelError
 from optframe.result import IterationRecord, Result, Status, Timings
 
 if TYPE_CHECKING:
@@ -41,6 +43,28 @@ class RunContext:
     backend: str
     options: SolveOptions
     callback: Callback | None = None
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """The common options of one run, resolved by :meth:`Driver.common_options`.
+
+    Parameters
+    ----------
+    tol : float
+        The driver's stopping tolerance: ``solve(tol=...)``, else the driver's own.
+    max_iter : int
+        Iterations (as the driver counts them): ``solve(max_iter=...)``, else the driver's own.
+    time_limit : float or None
+        Wall seconds for the run; ``None`` is no limit.
+    verbose : bool
+        Show progress.
+    """
+
+    tol: float
+    max_iter: int
+    time_limit: float | None
+    verbose: bool
 
 
 class Driver(abc.ABC):
@@ -87,6 +111,76 @@ class Driver(abc.ABC):
         # a solver's tol below 1e-9 asks it for precision the certificate's own rounding
         # (a projection, sums over the data) cannot confirm: the gap test stops at 1e-9
         return DEFAULT_GAP_TOL if options.tol is None else max(float(options.tol), 1e-9)
+
+    def common_options(
+        self,
+        options: SolveOptions,
+        *,
+        tol: float,
+        max_iter: int | None,
+        default_max_iter: int | None = None,
+        zero_tol: bool = False,
+    ) -> CommonOptions:
+        """Resolve ``tol``, ``max_iter``, ``time_limit`` and ``verbose`` for one run.
+
+        One rule for every driver: a value in ``options`` (from :func:`optframe.solve`) wins
+        over the driver's own, and ``None`` (only ``None``) means unset. A value that makes no
+        sense is an error, never a silent default: ``max_iter`` must be an integer >= 1,
+        ``time_limit`` > 0 (``inf`` is no limit), ``tol`` finite and > 0 (>= 0 with
+        ``zero_tol``, for drivers whose tolerance is a gap that can close exactly).
+
+        Parameters
+        ----------
+        options : SolveOptions
+            The run's options.
+        tol : float
+            The driver's own tolerance (its field).
+        max_iter : int, optional
+            The driver's own iteration limit (its field; ``None``: ``default_max_iter``).
+        default_max_iter : int, optional
+            The limit when neither ``options`` nor the driver sets one.
+        zero_tol : bool
+            Whether ``tol = 0`` is meaningful for this driver.
+
+        Returns
+        -------
+        CommonOptions
+
+        Raises
+        ------
+        ModelError
+            Naming the driver, the option and where the bad value came from.
+        """
+        owner = type(self).__name__
+
+        def pick(name: str, given: Any, own: Any) -> tuple[Any, str]:
+            if given is not None:
+                return given, f"solve({name}=...)"
+            return own, f"{owner}({name}=...)"
+
+        value, source = pick("tol", options.tol, tol)
+        if not (is_real(value) and (value >= 0 if zero_tol else value > 0)):
+            need = ">= 0" if zero_tol else "> 0"
+            raise ModelError(f"{owner}: tol from {source} must be a finite number {need}; "
+                             f"got {value!r}")  # fmt: skip
+        resolved_tol = float(value)
+        value, source = pick("max_iter", options.max_iter, max_iter)
+        if value is None:
+            value, source = default_max_iter, f"{owner}'s default"
+        if not is_count(value):
+            raise ModelError(f"{owner}: max_iter from {source} must be an integer >= 1; "
+                             f"got {value!r}")  # fmt: skip
+        limit = options.time_limit
+        if limit is not None and not (
+            not isinstance(limit, bool) and isinstance(limit, numbers.Real) and limit > 0
+        ):
+            raise ModelError(f"{owner}: time_limit must be a number > 0 or None; got {limit!r}")
+        return CommonOptions(
+            tol=resolved_tol,
+            max_iter=int(value),
+            time_limit=None if limit is None or math.isinf(limit) else float(limit),
+            verbose=bool(options.verbose),
+        )
 
     @abc.abstractmethod
     def run(self, model: Model, context: RunContext) -> Result:

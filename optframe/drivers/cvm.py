@@ -85,6 +85,8 @@ class CoreVectorMachine(Driver):
         normalize_common(self)
         set_count(self, "redraws", "CoreVectorMachine")
         set_count(self, "check_every", "CoreVectorMachine")
+        if self.max_iter is not None:
+            set_count(self, "max_iter", "CoreVectorMachine")
 
     def gap_tolerance(self, options: SolveOptions) -> float:
         """``gap_tol``, else 1e-6 (``eps`` is the radius rule's tolerance, not a gap)."""
@@ -92,12 +94,13 @@ class CoreVectorMachine(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run the CVM and return the model's solution with the certified bound."""
-        compiled = compile_kernels(self, context.options.verbose)  # before the timer
+        options = self.common_options(
+            context.options, tol=self.eps, max_iter=self.max_iter, default_max_iter=10**6
+        )
+        compiled = compile_kernels(self, options.verbose)  # before the timer
         start = time.perf_counter()
-        options = context.options
-        eps = self.eps if options.tol is None else float(options.tol)
+        eps, max_iter = options.tol, options.max_iter
         check_common("CoreVectorMachine", eps, self.sample_size, self.init_size)
-        max_iter = options.max_iter or self.max_iter or 10**6
         prob = Problem(model, self.cache_bytes, "CoreVectorMachine", self.dense_bytes)
         prob.compile_seconds = compiled
         thr = (1.0 + eps) ** 2 - 1.0

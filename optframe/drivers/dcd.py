@@ -129,16 +129,15 @@ class DCD(Driver):
         """``gap_tol``, else ``tol`` (the relative duality gap this driver stops at)."""
         if options.gap_tol is not None:
             return float(options.gap_tol)
-        return self.tol if options.tol is None else float(options.tol)
+        return self.common_options(options, tol=self.tol, max_iter=self.max_epochs).tol
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's box dual by coordinate descent; certify with the duality gap."""
-        compiled = compile_kernels(self, context.options.verbose)  # before the timer
+        options = self.common_options(context.options, tol=self.tol, max_iter=self.max_epochs)
+        compiled = compile_kernels(self, options.verbose)  # before the timer
         start = time.perf_counter()
         dual = model.structure(LinearBoxDual)
-        options = context.options
-        tol = self.tol if options.tol is None else options.tol
-        max_epochs = options.max_iter or self.max_epochs
+        tol, max_epochs = options.tol, options.max_iter
         (indptr, indices, data), qd = _prepared(dual.Z)
         lower = np.ascontiguousarray(dual.lower, dtype=np.float64)
         upper = np.ascontiguousarray(dual.upper, dtype=np.float64)

@@ -567,6 +567,8 @@ class FrankWolfe(Driver):
                 "FrankWolfe: variant='pfw' has no closed forms; use radius='maintained'"
             )
         set_count(self, "check_every", "FrankWolfe")
+        if self.max_iter is not None:
+            set_count(self, "max_iter", "FrankWolfe")
         if self.shrinking:
             if self.radius != "maintained":
                 raise ModelError("FrankWolfe: shrinking needs radius='maintained'")
@@ -585,12 +587,13 @@ class FrankWolfe(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Run FW or MFW and return the model's solution with the certified bound."""
-        compiled = compile_kernels(self, context.options.verbose)  # before the timer
+        options = self.common_options(
+            context.options, tol=self.eps, max_iter=self.max_iter, default_max_iter=10**6
+        )
+        compiled = compile_kernels(self, options.verbose)  # before the timer
         start = time.perf_counter()
-        options = context.options
-        eps = self.eps if options.tol is None else float(options.tol)
+        eps, max_iter = options.tol, options.max_iter
         check_common("FrankWolfe", eps, self.sample_size, self.init_size)
-        max_iter = options.max_iter or self.max_iter or 10**6
         # with shrinking, half the budget caches full columns (exact passes), half the
         # restricted problem's columns
         cache_budget = self.cache_bytes // 2 if self.shrinking else self.cache_bytes

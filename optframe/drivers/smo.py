@@ -259,6 +259,8 @@ class SMO(Driver):
         if self.stopping not in ("complete", "paper"):
             raise ModelError(f"SMO: stopping must be 'complete' or 'paper'; got {self.stopping!r}")
         set_count(self, "check_every", "SMO")
+        if self.max_iter is not None:
+            set_count(self, "max_iter", "SMO")
         if self.threads is not None:
             set_count(self, "threads", "SMO")
 
@@ -276,14 +278,16 @@ class SMO(Driver):
                 f"SMO needs a dual with one equality row; {model.name} has none here "
                 "(for WeightedSVM: fit_intercept=False)"
             )
-        options = context.options
-        tol = self.tol if options.tol is None else options.tol
+        n = dual.n
+        options = self.common_options(
+            context.options, tol=self.tol, max_iter=self.max_iter,
+            default_max_iter=max(10**6, 100 * n),
+        )  # fmt: skip
+        tol, max_iter = options.tol, options.max_iter
         # Without a tol of the user's, the violation rule is tightened until the gap closes (not
         # the paper's rule: it misses violations at the kink that no tolerance brings back).
-        tighten = options.tol is None and self.stopping == "complete"
-        tightened, gap_tol = 0, self.gap_tolerance(options)
-        n = dual.n
-        max_iter = options.max_iter or self.max_iter or max(10**6, 100 * n)
+        tighten = context.options.tol is None and self.stopping == "complete"
+        tightened, gap_tol = 0, self.gap_tolerance(context.options)
         kind, gamma, coef0, degree = _kernel_code(dual.kernel)
         X, Z = points(dual.X)
         a0, c0, u0, kink0, sb0, sa0 = (
