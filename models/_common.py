@@ -20,6 +20,8 @@ BLOCK_ENTRIES = 1 << 22
 # kernel_product densifies sparse factors at least this filled, up to this size
 DENSE_FILL = 0.05
 DENSE_BYTES = 1 << 28
+# The dual of a non-linear kernel forms an n x n float64 matrix; models refuse beyond this.
+GRAM_LIMIT_BYTES = 2 * 1024**3
 
 
 def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:

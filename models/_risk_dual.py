@@ -148,3 +148,33 @@ def subgradient_theta(
     goal = np.append(target[fixed], 0.0) if model.fit_intercept else target[fixed]
     v = fill_subgradient(rows, goal, -q * theta, near, v_lo, v_hi)
     return -q * v
+
+
+def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
+    r"""The Fenchel dual of a kernel model at the solution's multipliers, repaired.
+
+    :math:`D(\theta) = \sum_i (\theta_i p_i - c_i\ell^*(\theta_i/c_i)) - v^\top K v/(2\rho_2)`,
+    :math:`v = -q\odot\theta`, for :math:`\theta` clipped into :math:`c_i\operatorname{dom}
+    \ell^*` and, with an intercept, :math:`\mathbf 1^\top v = 0` by
+    :func:`~optframe.duality.balance`. Candidates: the solution's ``alpha`` and the loss's
+    subgradient at its :math:`f` (the representer theorem's :math:`v` at an optimum).
+    """
+    low, high = _box(model)
+    q, c, l2 = model.slope, model.costs, model.penalty_term.l2
+    candidates = [c * model.loss.derivative(model.loss_argument(solution))]
+    if "alpha" in solution:
+        alpha = np.asarray(solution["alpha"], dtype=np.float64).reshape(-1)
+        candidates.append(-alpha if model.loss.is_classification else alpha)
+    best = -np.inf
+    counted = c > 0
+    lo, hi = model.loss.conjugate_domain
+    for theta in candidates:
+        theta = np.clip(np.nan_to_num(theta), low, high)
+        v = -q * theta
+        if model.fit_intercept:
+            v = balance(v, np.ones_like(v))
+        theta = -q * v
+        beta = np.clip(theta[counted] / c[counted], lo, hi)
+        value = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
+        best = max(best, value - float(v @ model.kernel_values(v)) / (2.0 * l2))
+    return float(best)

@@ -43,7 +43,6 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.capabilities import BoxQPDual, LinearBoxDual
-from optframe.kernels import Linear
 
 from ._box_dual import FixedSampleDual
 
@@ -140,7 +139,10 @@ def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
     # slopes of phi along increasing alpha: sigma (j_k - p) in the order alpha visits the stretches
     visit = range(kinks.size) if s > 0 else range(kinks.size - 1, -1, -1)
     phi_slopes = [s * (kinks[k] - p) for k in visit]
-    Ql = sgn * np.asarray(X @ np.asarray(X.T @ (sgn * lower)).ravel(), dtype=np.float64).ravel()
+    if model.is_linear:
+        Ql = sgn * np.asarray(X @ np.asarray(X.T @ (sgn * lower)).ravel(), dtype=np.float64).ravel()
+    else:
+        Ql = sgn * model.kernel_values(sgn * lower)
     counted = c > 0
     beta = np.zeros_like(c)
     beta[counted] = s * lower[counted] / c[counted]
@@ -153,7 +155,7 @@ def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
         kink, rise = width.copy(), np.zeros_like(c)
     return BoxQPDual(
         X=X,
-        kernel=Linear(),
+        kernel=model._kernel,
         sign=sgn,
         linear=Ql + phi_slopes[0],
         upper=width,
@@ -161,7 +163,9 @@ def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
         kink=kink,
         slope_below=np.zeros_like(c),
         slope_above=rise,
-        recover=lambda x, gradient: solution_from_alpha(model, x + lower, intercept=True),
+        recover=lambda x, gradient: solution_from_alpha(
+            model, x + lower, intercept=True, f=sgn * (gradient - phi_slopes[0])
+        ),
         bound_offset=-0.5 * float(lower @ Ql) - float(phi_lower.sum()),
         start=-lower,
         objective=lambda x, gradient: _objective(model, x + lower, gradient - phi_slopes[0]),
@@ -187,14 +191,29 @@ def _conjugate(loss: PLQLoss, beta: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def solution_from_alpha(
-    model: EmpiricalRisk, alpha: NDArray[np.float64], intercept: bool
+    model: EmpiricalRisk,
+    alpha: NDArray[np.float64],
+    intercept: bool,
+    f: NDArray[np.float64] | None = None,
 ) -> dict[str, Any]:
-    r"""``w``, the best ``intercept`` for that ``w`` (or 0) and ``alpha`` at a dual point."""
+    r"""``alpha``, ``w`` (linear model) and the best ``intercept`` (or 0) at a dual point.
+
+    ``f`` is :math:`f - b` at the training rows when the caller has it (SMO's gradient gives it);
+    otherwise it is computed from ``alpha``.
+    """
     lower, upper = dual_box(model)
     alpha = np.clip(np.asarray(alpha, dtype=np.float64).reshape(-1), lower, upper)
-    w = np.asarray(model.data.X.T @ (signs(model) * alpha), dtype=np.float64).reshape(-1)
+    solution: dict[str, Any] = {"alpha": alpha}
+    v = signs(model) * alpha
+    if model.is_linear:
+        w = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1)
+        solution["w"] = w
+        if f is None:
+            f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
+    elif f is None:
+        f = model.kernel_values(v)
     b = 0.0
     if intercept and model.fit_intercept:
-        f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
         b = best_intercept(model.loss, model.offset, model.slope, f, model.costs)
-    return {"w": w, "intercept": np.array([b]), "alpha": alpha}
+    solution["intercept"] = np.array([b])
+    return solution

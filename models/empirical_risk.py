@@ -16,25 +16,29 @@ from optframe.capabilities import (
 )
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
-from optframe.kernels import Linear
+from optframe.kernels import Kernel, Linear, as_kernel
 from optframe.losses import PLQLoss
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.penalties import L2, Penalty, as_penalty
 from optframe.registry import register_model
 
 from ._common import (
+    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
     check_flag,
     check_positive,
+    kernel_product,
+    primal_or_dual,
     resolve_weights,
     scalar,
     vector,
     weighted_median,
 )
-from ._risk_dual import dual_value, subgradient_theta
+from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
+from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo
-from ._risk_structures import box_qp_dual, linear_box_dual
+from ._risk_structures import box_qp_dual, linear_box_dual, signs
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
@@ -128,6 +132,7 @@ class EmpiricalRisk(Model):
 
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP  # per instance: LP or QP
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
+    forms: ClassVar[tuple[str, ...]] = ("primal", "dual")
     sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
     convex_sample_loss: ClassVar[bool] = True
     structures: ClassVar[tuple[type[Structure], ...]] = (
@@ -145,6 +150,7 @@ class EmpiricalRisk(Model):
     sample_weight: ArrayLike | None = None
     _s: NDArray[np.float64] = field(init=False, repr=False)
     _penalty: Penalty = field(init=False, repr=False)
+    _kernel: Kernel = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
@@ -159,10 +165,13 @@ class EmpiricalRisk(Model):
         object.__setattr__(
             self, "fit_intercept", check_flag(self.fit_intercept, "fit_intercept", self.name)
         )
-        if not (self.kernel is None or self.kernel == "linear" or isinstance(self.kernel, Linear)):
+        kernel = Linear() if self.kernel is None else as_kernel(self.kernel)
+        object.__setattr__(self, "_kernel", kernel)
+        pen = self._penalty
+        if not self.is_linear and (pen.l1 > 0 or pen.l2 == 0):
             raise ModelError(
-                f"{self.name} is linear: kernel must be None or 'linear'; got {self.kernel!r}. "
-                "For a kernel hinge-loss SVM use WeightedSVM(kernel=...)."
+                f"{self.name} with the kernel {self._kernel!r} needs the ridge penalty (L2(), the "
+                f"RKHS norm); got {self.penalty!r}. Use kernel=None for L1 or no penalty."
             )
         weights = resolve_weights(self.data, self.sample_weight, self.name)
         if self.sample_weight is not None:
@@ -197,6 +206,32 @@ class EmpiricalRisk(Model):
         return self.data.y
 
     @property
+    def is_linear(self) -> bool:
+        """Whether the model is linear in ``x`` (no kernel, or the linear one)."""
+        return isinstance(self._kernel, Linear)
+
+    @property
+    def default_form(self) -> str:
+        """``"primal"`` for the linear model, ``"dual"`` with a kernel."""
+        return "primal" if self.is_linear else "dual"
+
+    def kernel_matrix(self) -> NDArray[np.float64]:
+        """The Gram matrix :math:`K` of the training rows (n x n; ModelError above the limit)."""
+        n = self.data.n_samples
+        if 8.0 * n * n > GRAM_LIMIT_BYTES:
+            raise ModelError(
+                f"the dual of {self.name} with {self._kernel!r} forms the n x n kernel matrix: "
+                f"n={n} needs {8.0 * n * n / 1024**3:.1f} GiB (limit "
+                f"{GRAM_LIMIT_BYTES / 1024**3:.0f} GiB). Use the SMO driver or a subsample."
+            )
+        return self._kernel.matrix(self.data.X)
+
+    def kernel_values(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:math:`K v` at the training rows, a block of rows at a time."""
+        support = np.flatnonzero(v)
+        return kernel_product(self._kernel, self.data.X, self.data.X[support], v[support])
+
+    @property
     def weights(self) -> NDArray[np.float64]:
         """The sample weights :math:`s`, shape (n,)."""
         return self._s
@@ -228,12 +263,43 @@ class EmpiricalRisk(Model):
 
     def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
         """The loss arguments (margins or residuals) at ``solution``."""
-        return self.argument(vector(solution, "w", self.name), scalar(solution, "intercept"))
+        f, _ = self._fit(solution)
+        return self.offset + self.slope * (f + scalar(solution, "intercept"))
+
+    def _fit(self, solution: Solution) -> tuple[NDArray[np.float64], float]:
+        r"""``(f - b, P)`` at the training rows: from ``w``, else from ``alpha``.
+
+        From ``alpha`` (the ridge penalty): :math:`v = \text{sgn}\odot\alpha`,
+        :math:`f - b = K v / \rho_2` and :math:`P = v^\top K v / (2\rho_2)`
+        (:math:`K = XX^\top` for the linear model, where this is :math:`w = X^\top v/\rho_2`).
+        """
+        if "w" in solution:
+            w = vector(solution, "w", self.name)
+            return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
+        if self._penalty.l1 > 0 or self._penalty.l2 == 0:
+            raise ModelError(
+                f"{self.name} with {self.penalty!r} needs 'w' in the solution (w does not follow "
+                "from alpha without the ridge penalty)"
+            )
+        v = signs(self) * vector(solution, "alpha", self.name)
+        l2 = self._penalty.l2
+        if self.is_linear:
+            w = np.asarray(self.data.X.T @ v, dtype=np.float64).reshape(-1) / l2
+            return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
+        given = solution["alpha"]
+        last = self.__dict__.get("_last_fit")
+        if last is not None and last[0] is given and last[1] == v.tobytes():
+            return last[2]  # the same alpha as a moment ago (objective, then dual bound)
+        Kv = self.kernel_values(v)
+        fit = (Kv / l2, float(v @ Kv) / (2.0 * l2))
+        object.__setattr__(self, "_last_fit", (given, v.tobytes(), fit))
+        return fit
 
     @classmethod
     def examples(cls) -> tuple[EmpiricalRisk, ...]:
         """Each named loss once, with the penalties and intercepts that change the structures."""
         from optframe.data import make_classification_svm, make_lad_set_a
+        from optframe.kernels import RBF
         from optframe.losses import (
             Absolute,
             DoubleHinge,
@@ -257,6 +323,7 @@ class EmpiricalRisk(Model):
             cls(lad, Absolute(), penalty=ElasticNet(0.5), C=1.0),
             cls(lad, EpsilonInsensitive(0.5), C=1.0),
             cls(lad, Huber(1.0), C=1.0),
+            cls(lad, EpsilonInsensitive(0.5), C=2.0, kernel=RBF(gamma=0.5)),
         )
 
     # ------------------------------------------------------------------------------ structures
@@ -276,6 +343,11 @@ class EmpiricalRisk(Model):
                 "linear piece, and the box duals have no quadratic term per sample)"
             )
         if kind is PiecewiseLinearSampleLoss:
+            if not self.is_linear:
+                return (
+                    f"with {self._kernel!r} the clusters' means live in feature space; "
+                    "AggregateDisaggregate is offered for the linear model"
+                )
             return None
         if (pen.l1, pen.l2) != (0.0, 1.0):
             return f"{kind.__name__} is the dual under the penalty L2(); got {self.penalty!r}"
@@ -289,6 +361,8 @@ class EmpiricalRisk(Model):
             if kinks.size > 2:
                 return f"the loss {loss!r} has {kinks.size + 1} pieces; the box QP allows 3"
             return None
+        if not self.is_linear:
+            return f"the box dual is for the linear model (w = Z'alpha); got {self._kernel!r}"
         if self.fit_intercept:
             return (
                 "fit_intercept=True adds an equality row to the dual, which coordinate steps and "
@@ -359,38 +433,82 @@ class EmpiricalRisk(Model):
             solution["alpha"] = -theta if self.loss.is_classification else theta
         return solution
 
-    def _formulation(self, layer: str, built: tuple[Any, dict, dict]) -> Formulation:
+    def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        return recover_dual(self, raw)
+
+    def offers(self, layer: str, form: str | None = None) -> bool:
+        """Whether ``layer`` and ``form`` can be built (see :meth:`form_refusal`)."""
+        form = self.default_form if form is None else form
+        return super().offers(layer, form) and self.form_refusal(layer, form) is None
+
+    def form_refusal(self, layer: str, form: str) -> str | None:
+        """Why ``form`` in ``layer`` is not offered by this instance, or ``None``."""
+        if form == "primal" and not self.is_linear:
+            return f"the primal form needs the linear model; with {self._kernel!r} use 'dual'"
+        if form == "dual":
+            if self._penalty.l1 > 0:
+                return f"the dual form is for the ridge penalty or none; got {self.penalty!r}"
+            if layer == "pyomo":
+                return "the dual form is built in the matrix and cvxpy layers"
+        return None
+
+    def build(self, layer: str, form: str | None = None) -> Formulation:
+        """Build ``form`` in ``layer``; ModelError names the reason when it is not offered."""
+        form = self.check_form(form)
+        reason = self.form_refusal(layer, form)
+        if reason is not None:
+            raise ModelError(f"{self.name}: {reason}")
+        return super().build(layer, form)
+
+    def _formulation(self, layer: str, form: str, built: tuple[Any, dict, dict]) -> Formulation:
         problem, variables, constraints = built
-        return Formulation(
-            layer=layer,
-            problem=problem,
-            problem_class=self.problem_class,
-            variables=variables,
-            constraints=constraints,
-            recover=self._recover,
-        )
+        recover = {"primal": self._recover, "dual": self._recover_dual}
+        return primal_or_dual(
+            layer, form, problem, self.problem_class, recover,
+            variables=variables, constraints=constraints,
+        )  # fmt: skip
 
     def _build_matrix(self, form: str) -> Formulation:
-        return self._formulation("matrix", build_matrix(self))
+        built = build_matrix(self) if form == "primal" else build_dual_matrix(self)
+        return self._formulation("matrix", form, built)
 
     def _build_cvxpy(self, form: str) -> Formulation:
-        return self._formulation("cvxpy", build_cvxpy(self))
+        built = build_cvxpy(self) if form == "primal" else build_dual_cvxpy(self)
+        return self._formulation("cvxpy", form, built)
 
     def _build_pyomo(self, form: str) -> Formulation:
-        return self._formulation("pyomo", build_pyomo(self))
+        return self._formulation("pyomo", form, build_pyomo(self))
 
     # ------------------------------------------------------------------------------ evaluation
     def objective(self, solution: Solution) -> float:
-        r""":math:`P(w) + C\sum_i s_i \ell(a_i)` at ``solution`` (``intercept`` defaults to 0)."""
-        w = vector(solution, "w", self.name)
-        a = self.argument(w, scalar(solution, "intercept"))
-        return self._penalty.value(w) + float(self.costs @ self.loss.value(a))
+        r""":math:`P(w) + C\sum_i s_i \ell(a_i)` at ``solution`` (``intercept`` defaults to 0).
+
+        From ``w``, else from ``alpha`` (the ridge penalty; a kernel's :math:`f` and
+        :math:`\lVert f\rVert^2` as in :meth:`decision_function`).
+        """
+        f, penalty = self._fit(solution)
+        a = self.offset + self.slope * (f + scalar(solution, "intercept"))
+        return penalty + float(self.costs @ self.loss.value(a))
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
-        r""":math:`f(x) = x^\top w + b` at the rows of ``X`` (predictions for a regression loss)."""
+        r""":math:`f(x)` at the rows of ``X`` (predictions for a regression loss).
+
+        :math:`x^\top w + b` from ``w``; with a kernel
+        :math:`\sum_i v_i k(x_i, x) / \rho_2 + b`, :math:`v = \text{sgn}\odot\alpha`.
+        """
         X = check_features(X, self.data.n_features, self.name)
-        w = vector(solution, "w", self.name)
-        return np.asarray(X @ w, dtype=np.float64) + scalar(solution, "intercept")
+        b = scalar(solution, "intercept")
+        if "w" in solution or self.is_linear:
+            w = vector(solution, "w", self.name) if "w" in solution else self._w_of(solution)
+            return np.asarray(X @ w, dtype=np.float64) + b
+        v = signs(self) * vector(solution, "alpha", self.name)
+        support = np.flatnonzero(v)
+        values = kernel_product(self._kernel, X, self.data.X[support], v[support])
+        return values / self._penalty.l2 + b
+
+    def _w_of(self, solution: Solution) -> NDArray[np.float64]:
+        v = signs(self) * vector(solution, "alpha", self.name)
+        return np.asarray(self.data.X.T @ v, dtype=np.float64).reshape(-1) / self._penalty.l2
 
     # ----------------------------------------------------------------------------- certificate
     def dual_bound(self, solution: Solution) -> float:
@@ -411,6 +529,8 @@ class EmpiricalRisk(Model):
         :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
         lower bound for any solution. See :mod:`optframe.models._risk_dual` for the derivation.
         """
+        if not self.is_linear:
+            return kernel_dual_bound(self, solution)
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
         bounds = [dual_value(self, subgradient_theta(self, w, b, tol)) for tol in KINK_TOLERANCES]
         if "alpha" in solution:

@@ -17,6 +17,7 @@ from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawS
 from optframe.registry import register_model
 
 from ._common import (
+    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
     check_positive,
@@ -28,9 +29,6 @@ from ._common import (
     scale_rows,
     vector,
 )
-
-# The kernel dual forms K~ (m x m, float64); refuse beyond this many bytes.
-GRAM_LIMIT_BYTES = 2 * 1024**3
 
 
 def best_rho(margins: NDArray[np.float64], C: float) -> float:

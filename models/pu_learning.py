@@ -17,6 +17,7 @@ from optframe.model import Formulation, Model, ProblemClass, RawSolution, Soluti
 from optframe.registry import register_model
 
 from ._common import (
+    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
     check_number,
@@ -26,8 +27,6 @@ from ._common import (
     vector,
 )
 
-# The kernel forms build K (an N x N float64 matrix); refuse beyond this many bytes.
-GRAM_LIMIT_BYTES = 2 * 1024**3
 # The smallest lam taken: the objective and the dual's costs scale as 1 / lam (see __post_init__).
 LAM_MIN = 1e-12
 

@@ -21,6 +21,7 @@ from optframe.registry import register_model
 
 from ._box_dual import FixedSampleDual
 from ._common import (
+    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
     check_flag,
@@ -35,9 +36,6 @@ from ._common import (
     scale_rows,
     vector,
 )
-
-# The dual of a non-linear kernel forms Q (n x n, float64); refuse beyond this many bytes.
-GRAM_LIMIT_BYTES = 2 * 1024**3
 
 
 def _format_values(values: NDArray) -> str:

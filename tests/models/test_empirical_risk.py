@@ -322,8 +322,10 @@ def test_bad_input_is_refused_with_a_named_error():
         EmpiricalRisk(REG, Absolute(), penalty="l1")
     with pytest.raises(ModelError, match="C must"):
         EmpiricalRisk(REG, Absolute(), C=0.0)
+    with pytest.raises(ModelError, match="needs the ridge penalty"):
+        EmpiricalRisk(REG, Absolute(), kernel="rbf", penalty=None)
     with pytest.raises(ModelError, match="kernel"):
-        EmpiricalRisk(REG, Absolute(), kernel="rbf")
+        EmpiricalRisk(REG, Absolute(), kernel="sigmoid")
     with pytest.raises(ModelError, match="fit_intercept"):
         EmpiricalRisk(REG, Absolute(), fit_intercept="yes")
     with pytest.raises(DataError):

@@ -1,0 +1,230 @@
+r"""The dual form of :class:`~optframe.models.EmpiricalRisk` (``form="dual"``), from its pieces.
+
+Each ReLU piece is :math:`\operatorname{relu}(x) = \max_{0 \le \lambda \le 1} \lambda x` and each
+ReHU piece :math:`\operatorname{rehu}_\tau(x) = \max_{0 \le \gamma \le \tau} \gamma x - \gamma^2/2`
+(ReHLine's dual, Dai and Qiu 2023). With :math:`\Lambda_{il} = c_i\lambda_{il} \in [0, c_i]`,
+:math:`\Gamma_{ih} = c_i\gamma_{ih} \in [0, c_i\tau_h]`, the loss multiplier
+:math:`\theta_i = \sum_l u_l\Lambda_{il} + \sum_h s_h\Gamma_{ih}` and :math:`v = -q \odot \theta`,
+the Fenchel dual of the model (notation of :mod:`optframe.models._risk_dual`) is
+
+.. math::
+
+    \max_{\Lambda, \Gamma} \; \sum_i \theta_i p_i + \sum_{i,l} v_l\Lambda_{il}
+    + \sum_{i,h}\Bigl(t_h\Gamma_{ih} - \frac{\Gamma_{ih}^2}{2 c_i}\Bigr) - P^*(X^\top v)
+    \quad\text{s.t.}\quad \mathbf 1^\top v = 0 \ (\text{rows } \texttt{"balance"},
+    \text{with an intercept}),
+
+with :math:`P^*(z) = \lVert z\rVert^2 / (2\rho_2)` for the ridge penalty (the kernel's
+:math:`v^\top K v / (2\rho_2)`) and the constraint :math:`X^\top v = 0` (rows ``"coef"``)
+without a penalty. The matrix layer states the ridge case with :math:`z = X^\top v` as variables
+(rows ``"coef"``: :math:`X^\top v - z = 0`), so :math:`X` stays sparse; a kernel's dual carries
+the dense :math:`D^\top K D / \rho_2`. The solution: ``alpha`` (the model's dual variable,
+:math:`\sigma\theta`), ``w`` for the linear model (:math:`z / \rho_2`, or minus the duals of the
+``"coef"`` rows without a penalty) and the intercept that minimizes the objective for that
+:math:`f` (:func:`best_intercept_any`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.model import MatrixProblem, RawSolution
+
+from ._common import eye
+from ._risk_structures import best_intercept
+
+if TYPE_CHECKING:
+    from optframe.losses import PLQLoss
+
+    from .empirical_risk import EmpiricalRisk
+
+
+def _pieces(model: EmpiricalRisk) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Per dual block: the slope in theta, the linear reward, the upper end per c, curvature."""
+    loss = model.loss
+    relu, rehu = loss.relu_pieces, loss.rehu_pieces
+    slopes = np.array([u for u, _ in relu] + [s for s, _, _ in rehu], dtype=np.float64)
+    rewards = np.array([v for _, v in relu] + [t for _, t, _ in rehu], dtype=np.float64)
+    ends = np.array([1.0] * len(relu) + [tau for _, _, tau in rehu], dtype=np.float64)
+    curved = np.array([False] * len(relu) + [True] * len(rehu))
+    return slopes, rewards, ends, curved
+
+
+def _theta_map(model: EmpiricalRisk) -> sp.csc_array:
+    r""":math:`T` with :math:`\theta = T x` over the stacked blocks."""
+    slopes, _, _, _ = _pieces(model)
+    n = model.data.n_samples
+    return sp.csc_array(sp.hstack([u * eye(n) for u in slopes], format="csc"))
+
+
+def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
+    """The dual QP (or LP without a penalty) as sparse matrices, minimizing its negative."""
+    n = model.data.n_samples
+    c, p, q = model.costs, model.offset, model.slope
+    slopes, rewards, ends, curved = _pieces(model)
+    k = slopes.size
+    T = _theta_map(model)
+    D = sp.csc_array(sp.diags_array(-q) @ T)
+    linear = -(T.T @ p) - np.repeat(rewards, n)
+    with np.errstate(divide="ignore"):
+        inverse_c = np.where(c > 0, 1.0 / c, 0.0)
+    hessian = np.concatenate([inverse_c if bend else np.zeros(n) for bend in curved])
+    upper = np.concatenate([np.where(c > 0, c * end, 0.0) for end in ends])
+    lower = np.zeros(k * n)
+    rows: list[Any] = []
+    row_lo: list[NDArray] = []
+    constraints: dict[str, slice] = {}
+    P: Any = sp.diags_array(hessian, format="csc")
+    pen = model.penalty_term
+    m = model.data.n_features
+    variables: dict[str, slice] = {"blocks": slice(0, k * n)}
+    if model.is_linear:
+        XtD = sp.csc_array(sp.csc_array(model.data.X, dtype=np.float64).T @ D)
+        if pen.l2 > 0:  # rows X'v - z = 0, cost |z|^2 / (2 l2)
+            rows.append(sp.hstack([XtD, -eye(m)], format="csc"))
+            P = sp.block_diag([P, sp.diags_array(np.full(m, 1.0 / pen.l2))], format="csc")
+            linear, lower = np.r_[linear, np.zeros(m)], np.r_[lower, np.full(m, -np.inf)]
+            upper = np.r_[upper, np.full(m, np.inf)]
+            variables["z"] = slice(k * n, k * n + m)
+        else:  # rows X'v = 0
+            rows.append(XtD)
+        constraints["coef"] = slice(0, m)
+        row_lo.append(np.zeros(m))
+    else:
+        K = model.kernel_matrix()
+        P = sp.csc_array(P + sp.csc_array(D.T @ (K @ D.toarray())) / pen.l2)
+    width = linear.shape[0]
+    if model.fit_intercept:
+        balance = sp.csc_array(np.ones((1, n)) @ D)
+        rows.append(sp.hstack([balance, sp.csc_array((1, width - k * n))], format="csc"))
+        start = sum(block.shape[0] for block in rows[:-1])
+        constraints["balance"] = slice(start, start + 1)
+        row_lo.append(np.zeros(1))
+    A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
+    bounds = np.concatenate(row_lo) if row_lo else np.zeros(0)
+    problem = MatrixProblem(
+        c=linear,
+        A=A,
+        row_lower=bounds,
+        row_upper=bounds.copy(),
+        lower=lower,
+        upper=upper,
+        P=P if P.nnz else None,
+    )
+    return problem, variables, constraints
+
+
+def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
+    """The same dual in CVXPY: one variable per piece block, ``quad_form`` for a kernel."""
+    import cvxpy as cp
+
+    n = model.data.n_samples
+    c, p, q = model.costs, model.offset, model.slope
+    slopes, rewards, ends, curved = _pieces(model)
+    k = slopes.size
+    blocks = cp.Variable(k * n, name="blocks")
+    T = _theta_map(model)
+    theta = T @ blocks
+    v = cp.multiply(-q, theta)
+    upper = np.concatenate([np.where(c > 0, c * end, 0.0) for end in ends])
+    finite = np.isfinite(upper)
+    cons = [blocks >= 0, blocks[np.flatnonzero(finite)] <= upper[finite]]
+    reward = p @ theta + np.repeat(rewards, n) @ blocks
+    with np.errstate(divide="ignore"):
+        inverse_c = np.where(c > 0, 1.0 / c, 0.0)
+    weights = np.concatenate([inverse_c if bend else np.zeros(n) for bend in curved])
+    if np.any(weights > 0):
+        reward = reward - 0.5 * cp.sum(cp.multiply(weights, cp.square(blocks)))
+    pen = model.penalty_term
+    constraints: dict[str, Any] = {}
+    if model.is_linear:
+        z = model.data.X.T @ v
+        if pen.l2 > 0:
+            reward = reward - cp.sum_squares(z) / (2.0 * pen.l2)
+        else:
+            constraints["coef"] = coef = z == 0
+            cons.append(coef)
+    else:
+        factor = _psd_factor(model.kernel_matrix())
+        reward = reward - cp.sum_squares(factor.T @ v) / (2.0 * pen.l2)
+    if model.fit_intercept:
+        constraints["balance"] = balance = cp.sum(v) == 0
+        cons.append(balance)
+    problem = cp.Problem(cp.Maximize(reward), cons)
+    return problem, {"blocks": blocks}, constraints
+
+
+def _psd_factor(K: NDArray[np.float64]) -> NDArray[np.float64]:
+    r""":math:`L` with :math:`L L^\top = K` (eigenvalues below rounding set to 0)."""
+    values, vectors = np.linalg.eigh(0.5 * (K + K.T))
+    return vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+    """``alpha``, ``w`` (linear) and ``intercept`` from a solve of the dual form."""
+    blocks = np.asarray(raw.primal["blocks"], dtype=np.float64).reshape(-1)
+    theta = np.asarray(_theta_map(model) @ blocks, dtype=np.float64)
+    low, high = _theta_box(model)
+    theta = np.clip(theta, low, high)
+    sign = -1.0 if model.loss.is_classification else 1.0
+    solution: dict[str, NDArray[np.float64]] = {"alpha": sign * theta}
+    v = -model.slope * theta
+    pen = model.penalty_term
+    if model.is_linear:
+        if pen.l2 > 0:
+            w = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1) / pen.l2
+        else:
+            w = -np.asarray(raw.dual["coef"], dtype=np.float64).reshape(-1)
+        solution["w"] = w
+        f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
+    else:
+        f = model.kernel_values(v) / pen.l2
+    b = 0.0
+    if model.fit_intercept:
+        b = best_intercept_any(model.loss, model.offset, model.slope, f, model.costs)
+    solution["intercept"] = np.array([b])
+    return solution
+
+
+def _theta_box(model: EmpiricalRisk) -> tuple[NDArray, NDArray]:
+    lo, hi = model.loss.conjugate_domain
+    c = model.costs
+    with np.errstate(invalid="ignore"):
+        return np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0)
+
+
+def best_intercept_any(loss: PLQLoss, p: NDArray, q: NDArray, f: NDArray, c: NDArray) -> float:
+    r"""A minimizer over :math:`b` of :math:`\sum_i c_i\,\ell(p_i + q_i(f_i + b))`, any PLQ loss.
+
+    Exact (:func:`~._risk_structures.best_intercept`) for a piecewise-linear loss; otherwise by
+    bisection on the derivative :math:`\sum_i c_i q_i \ell'(a_i)`, nondecreasing in :math:`b`,
+    to the last representable digit.
+    """
+    if loss.is_piecewise_linear:
+        return best_intercept(loss, p, q, f, c)
+
+    def slope(b: float) -> float:
+        return float(c @ (q * loss.derivative(p + q * (f + b))))
+
+    spread = float(np.max(np.abs(p - q * f), initial=0.0)) + 1.0
+    low, high = -spread, spread
+    while slope(low) > 0:
+        low -= 2.0 * (high - low)
+    while slope(high) < 0:
+        high += 2.0 * (high - low)
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if slope(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high)
+
+
+__all__ = ["best_intercept_any", "build_dual_cvxpy", "build_dual_matrix", "recover_dual"]

@@ -1,0 +1,84 @@
+"""EmpiricalRisk's dual form (generated from the loss's pieces) and its kernel models."""
+
+import numpy as np
+import pytest
+from sklearn.svm import SVR
+
+import optframe as of
+from optframe.data import make_classification_svm, make_lad_set_a
+from optframe.drivers import Direct
+from optframe.errors import ModelError
+from optframe.kernels import RBF, Polynomial
+from optframe.losses import Absolute, EpsilonInsensitive, Hinge, Huber, Pinball, SquaredHinge
+from optframe.models import EmpiricalRisk
+from optframe.penalties import L1, L2, ElasticNet
+
+SVM = make_classification_svm(50, 3, separation=1.5, random_state=1)
+LAD = make_lad_set_a(50, 3, random_state=1)
+
+LINEAR = [
+    EmpiricalRisk(SVM, Hinge(), C=2.0),
+    EmpiricalRisk(SVM, Hinge(), C=0.5, fit_intercept=False),
+    EmpiricalRisk(SVM, SquaredHinge(), C=1.0),
+    EmpiricalRisk(LAD, Absolute(), penalty=None),
+    EmpiricalRisk(LAD, Pinball(0.3), penalty=None, fit_intercept=False),
+    EmpiricalRisk(LAD, Huber(0.7), C=3.0),
+    EmpiricalRisk(LAD, EpsilonInsensitive(0.4), penalty=ElasticNet(0.0), C=1.0),
+]
+
+
+@pytest.mark.parametrize("backend", ["matrix:clarabel", "cvxpy:clarabel", "matrix:highs", "piqp"])
+@pytest.mark.parametrize("model", LINEAR, ids=lambda m: f"{m.loss!r}-{m.penalty!r}")
+def test_the_dual_form_reaches_the_primal_optimum(model, backend):
+    primal = of.solve(model, backend="clarabel", tol=1e-10)
+    dual = of.solve(model, Direct(form="dual"), backend)
+    assert dual.status is of.Status.OPTIMAL
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-7)
+    assert np.allclose(dual.solution["w"], primal.solution["w"], atol=1e-4)  # the sign of w
+
+
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.5), Polynomial(degree=2, gamma=0.5, coef0=1.0)])
+def test_the_kernel_svr_is_scikit_learns_svr(kernel):
+    model = EmpiricalRisk(LAD, EpsilonInsensitive(0.3), C=2.0, kernel=kernel)
+    result = of.solve(model)
+    assert result.status is of.Status.OPTIMAL
+    assert result.driver == "direct"
+    assert result.backend.endswith("clarabel")
+    params = {"gamma": kernel.gamma} | (
+        {"degree": kernel.degree, "coef0": kernel.coef0} if isinstance(kernel, Polynomial) else {}
+    )
+    name = "rbf" if isinstance(kernel, RBF) else "poly"
+    fitted = SVR(kernel=name, C=2.0, epsilon=0.3, tol=1e-10, **params).fit(LAD.X, LAD.y)
+    alpha = np.zeros(LAD.n_samples)
+    alpha[fitted.support_] = fitted.dual_coef_.ravel()
+    theirs = {"alpha": alpha, "intercept": np.array([fitted.intercept_[0]])}
+    assert model.objective(theirs) == pytest.approx(result.objective, rel=1e-6)
+    assert model.objective(theirs) >= result.bound
+    predicted = model.decision_function(result.solution, LAD.X[:10])
+    assert np.allclose(predicted, fitted.predict(LAD.X[:10]), atol=1e-3)
+    smo = of.solve(model, "smo")
+    assert smo.status is of.Status.OPTIMAL
+    assert smo.objective == pytest.approx(result.objective, rel=1e-5)
+
+
+def test_a_kernel_hinge_model_is_the_weighted_svm():
+    kernel = RBF(gamma=0.5)
+    ours = of.solve(EmpiricalRisk(SVM, Hinge(), C=2.0, kernel=kernel))
+    svm = of.solve(of.models.WeightedSVM(SVM, C=2.0, kernel=kernel))
+    assert ours.objective == pytest.approx(svm.objective, rel=1e-7)
+
+
+def test_forms_that_do_not_exist_are_refused_by_name():
+    kernel_model = EmpiricalRisk(LAD, Absolute(), kernel=RBF(gamma=1.0))
+    assert kernel_model.default_form == "dual"
+    assert not kernel_model.offers("matrix", "primal")
+    with pytest.raises(ModelError, match="primal form needs the linear model"):
+        kernel_model.build("matrix", "primal")
+    lasso = EmpiricalRisk(LAD, Absolute(), penalty=L1())
+    assert not lasso.offers("matrix", "dual")
+    with pytest.raises(ModelError, match="ridge penalty or none"):
+        lasso.build("cvxpy", "dual")
+    with pytest.raises(ModelError, match="matrix and cvxpy"):
+        EmpiricalRisk(LAD, Absolute(), penalty=L2()).build("pyomo", "dual")
+    with pytest.raises(of.IncompatibleDriver, match="feature space"):
+        of.solve(kernel_model, "aid")
