@@ -1,10 +1,15 @@
-"""Checks of the drivers' numeric options: numpy scalars are taken, strings and bools are not."""
+"""Checks of the drivers' options.
+
+Numeric options take Python and numpy numbers, not strings or bools; options with a fixed set of
+values are :class:`Choice` enums that also take their documented strings.
+"""
 
 from __future__ import annotations
 
+import enum
 import math
 import numbers
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -57,3 +62,41 @@ def set_real(driver: Any, name: str, owner: str, *, low: float = 0.0, strict: bo
     value = getattr(driver, name)
     check_real(value, name, owner, low=low, strict=strict)
     object.__setattr__(driver, name, float(value))
+
+
+class Choice(enum.StrEnum):
+    """A driver option with a fixed set of values (a ``str`` enum).
+
+    A member equals its string (``Variant.MFW == "mfw"``), so the documented strings keep
+    working; :func:`set_choice` turns either into the member (any letter case) and names the
+    valid values on a bad one. A member's ``repr`` is its string's, so a driver's ``repr``
+    reads as it was written (``FrankWolfe(variant='mfw', ...)``).
+    """
+
+    @classmethod
+    def _missing_(cls, value: object) -> Choice | None:
+        if isinstance(value, str):
+            for member in cls:
+                if member.value == value.lower():
+                    return member
+        return None
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+C = TypeVar("C", bound=Choice)
+
+
+def as_choice(value: Any, kind: type[C], name: str, owner: str) -> C:
+    """``value`` as a member of ``kind``, else a ModelError listing the valid values."""
+    try:
+        return kind(value)
+    except (ValueError, TypeError):
+        valid = ", ".join(repr(member.value) for member in kind)
+        raise ModelError(f"{owner}: {name} must be one of {valid}; got {value!r}") from None
+
+
+def set_choice(driver: Any, name: str, kind: type[Choice], owner: str) -> None:
+    """Check the field ``name`` of a frozen driver against ``kind`` and store the member."""
+    object.__setattr__(driver, name, as_choice(getattr(driver, name), kind, name, owner))

@@ -12,23 +12,22 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
 from optframe.capabilities import ElasticNetKnowledge, Structure
-from optframe.drivers._checks import set_count, set_real
+from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.admm_core import ADMMIteration
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.direct import Direct
-from optframe.errors import ModelError
 from optframe.model import Model, Solution
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
 
-__all__ = ["ADMM", "ADMMThenIPM", "ElasticNetKnowledge"]
+__all__ = ["ADMM", "ADMMThenIPM", "ElasticNetKnowledge", "Order", "Stop"]
 
 
 @dataclass
@@ -57,6 +56,20 @@ def _blas_threads(threads: int | None) -> Any:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
+class Order(Choice):
+    """:class:`ADMM`'s sweep: Gauss-Seidel, or the printed Algorithm 0.A.2 (stale ``u``)."""
+
+    GAUSS_SEIDEL = "gauss-seidel"
+    PRINTED = "printed"
+
+
+class Stop(Choice):
+    """:class:`ADMM`'s stopping rule: relative residuals, or the paper's rule."""
+
+    RESIDUAL = "residual"
+    PAPER = "paper"
+
+
 @register_driver
 @dataclass(frozen=True)
 class ADMM(Driver):
@@ -81,10 +94,10 @@ class ADMM(Driver):
         refactorizes the (w, b) and u systems (the multipliers are unscaled, so they are kept).
     adapt_every, adapt_ratio : int, float
         Defaults 10 and 10.
-    order : {"gauss-seidel", "printed"}
+    order : Order or {"gauss-seidel", "printed"}
         ``"gauss-seidel"`` (default, converges) or the literal printed Algorithm 0.A.2 whose q-step
         reads the stale :math:`u^k` (diverges, hipad.md section 4.6; kept for the record).
-    stop : {"residual", "paper"}
+    stop : Stop or {"residual", "paper"}
         ``"residual"`` (default): relative primal and dual residuals at most ``tol``.
         ``"paper"``: the paper's rule (hipad.md section 1.5): relative objective change and every
         primal residual at most ``tol``, and :math:`\lVert w^{k+1}-w^k\rVert / \lVert w^k\rVert
@@ -121,8 +134,8 @@ class ADMM(Driver):
     adaptive: bool = True
     adapt_every: int = 10
     adapt_ratio: float = 10.0
-    order: str = "gauss-seidel"
-    stop: str = "residual"
+    order: Order | Literal["gauss-seidel", "printed"] = Order.GAUSS_SEIDEL
+    stop: Stop | Literal["residual", "paper"] = Stop.RESIDUAL
     tol: float = 1e-6
     tol_w: float = 1e-3
     max_iter: int = 20_000
@@ -130,10 +143,8 @@ class ADMM(Driver):
 
     def __post_init__(self) -> None:
         set_real(self, "mu", "ADMM")
-        if self.order not in ("gauss-seidel", "printed"):
-            raise ModelError(f"ADMM: order must be 'gauss-seidel' or 'printed'; got {self.order!r}")
-        if self.stop not in ("residual", "paper"):
-            raise ModelError(f"ADMM: stop must be 'residual' or 'paper'; got {self.stop!r}")
+        set_choice(self, "order", Order, "ADMM")
+        set_choice(self, "stop", Stop, "ADMM")
         set_count(self, "adapt_every", "ADMM")
         set_real(self, "tol", "ADMM")
         set_real(self, "tol_w", "ADMM")
@@ -151,7 +162,7 @@ class ADMM(Driver):
         """Run sweeps until the stopping rule, a limit, the callback or ``switch(it)`` says stop."""
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_iter)
         tol, max_iter, time_limit = options.tol, options.max_iter, options.time_limit
-        it = ADMMIteration(split, self.mu, self.order)
+        it = ADMMIteration(split, self.mu, str(self.order))
         history: list[IterationRecord] = []
         supports: list[int] = []
         previous = math.inf

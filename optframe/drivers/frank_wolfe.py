@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +24,14 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import SimplexQP, Structure
 from optframe.certificate import DEFAULT_GAP_TOL
 from optframe.drivers import fw_core as core
-from optframe.drivers._checks import check_count, is_count, is_real, set_count
+from optframe.drivers._checks import (
+    Choice,
+    check_count,
+    is_count,
+    is_real,
+    set_choice,
+    set_count,
+)
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.pacing import Pacer
@@ -368,12 +375,35 @@ class Problem:
         )
 
 
+class Variant(Choice):
+    """:class:`FrankWolfe`'s steps: plain, with away steps, or pairwise."""
+
+    FW = "fw"
+    MFW = "mfw"
+    PFW = "pfw"
+
+
+class Candidates(Choice):
+    """Where a sampled step looks for its vertex: the draws and the coreset, or the draws."""
+
+    UNION = "union"
+    SAMPLE = "sample"
+
+
+class Radius(Choice):
+    """How :class:`FrankWolfe` keeps the radius: maintained, the paper's recursions, or its text."""
+
+    MAINTAINED = "maintained"
+    RECURSION = "recursion"
+    PAPER = "paper"
+
+
 RADIUS_MODES = {
-    "maintained": core.MAINTAINED,
-    "recursion": core.RECURSION,
-    "paper": core.PAPER_SIGN,
+    Radius.MAINTAINED: core.MAINTAINED,
+    Radius.RECURSION: core.RECURSION,
+    Radius.PAPER: core.PAPER_SIGN,
 }
-VARIANTS = {"fw": core.PLAIN, "mfw": core.AWAY, "pfw": core.PAIRWISE}
+VARIANTS = {Variant.FW: core.PLAIN, Variant.MFW: core.AWAY, Variant.PFW: core.PAIRWISE}
 
 
 @register_driver
@@ -397,7 +427,7 @@ class FrankWolfe(Driver):
 
     Parameters
     ----------
-    variant : {"fw", "mfw", "pfw"}
+    variant : Variant or {"fw", "mfw", "pfw"}
         Plain FW (Algorithm 2), with away and drop steps (Algorithm 3), or pairwise FW: every
         step moves mass from the away vertex :math:`j^\star` straight to the toward vertex
         :math:`i^\star` (see Notes). ``"pfw"`` needs ``radius="maintained"``.
@@ -413,7 +443,7 @@ class FrankWolfe(Driver):
         With sampling, run an exact search over all points (on the maintained :math:`s`) before
         stopping; if it finds a violator, step toward it and go on. Without it the stop only
         certifies the samples.
-    candidates : {"union", "sample"}
+    candidates : Candidates or {"union", "sample"}
         With sampling: the draws and the coreset (notes option (c), default), or the draws
         only (option (a), the paper's wording; the coreset is used when every draw is in it).
         Plain FW with ``"union"`` rarely meets the rule on its spurious coreset points (note
@@ -435,7 +465,7 @@ class FrankWolfe(Driver):
         solve time) for the certificate and report the drift of the maintained values
         (``stats["cache_drift"]``, ``stats["R_drift"]``); else certify from the maintained
         :math:`s` (drift NaN).
-    radius : {"maintained", "recursion", "paper"}
+    radius : Radius or {"maintained", "recursion", "paper"}
         ``"maintained"``: :math:`r^2 = \Delta^2 - R` and exact line search (default).
         ``"recursion"``: the paper's closed forms for :math:`\lambda` and its :math:`r^2`
         recursions with the corrected away-step sign; ``"paper"``: the paper's literal step 21
@@ -531,18 +561,18 @@ class FrankWolfe(Driver):
     name: ClassVar[str] = "frank_wolfe"
     needs: ClassVar[tuple[type[Structure], ...]] = (SimplexQP,)
 
-    variant: str = "mfw"
+    variant: Variant | Literal["fw", "mfw", "pfw"] = Variant.MFW
     eps: float = 1e-6
     sample_size: int | None = 59
     verify: bool = True
-    candidates: str = "union"
+    candidates: Candidates | Literal["union", "sample"] = Candidates.UNION
     init_size: int = 20
     seed: int = 0
     max_iter: int | None = None
     cache_bytes: int = 256 * 1024**2
     dense_bytes: int = 1024**3
     recompute: bool = True
-    radius: str = "maintained"
+    radius: Radius | Literal["maintained", "recursion", "paper"] = Radius.MAINTAINED
     trace: bool = False
     check_every: int = 1000
     shrinking: bool = False
@@ -550,18 +580,11 @@ class FrankWolfe(Driver):
     active_limit: float = 0.25
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ModelError(
-                f"FrankWolfe: variant must be 'fw', 'mfw' or 'pfw'; got {self.variant!r}"
-            )
+        set_choice(self, "variant", Variant, "FrankWolfe")
         check_common("FrankWolfe", self.eps, self.sample_size, self.init_size)
         normalize_common(self)
-        if self.candidates not in ("union", "sample"):
-            raise ModelError(
-                f"FrankWolfe: candidates must be 'union' or 'sample'; got {self.candidates!r}"
-            )
-        if self.radius not in RADIUS_MODES:
-            raise ModelError(f"FrankWolfe: radius must be one of {sorted(RADIUS_MODES)}")
+        set_choice(self, "candidates", Candidates, "FrankWolfe")
+        set_choice(self, "radius", Radius, "FrankWolfe")
         if self.variant == "pfw" and self.radius != "maintained":
             raise ModelError(
                 "FrankWolfe: variant='pfw' has no closed forms; use radius='maintained'"
@@ -671,7 +694,7 @@ class FrankWolfe(Driver):
                 status = Status.TIME_LIMIT
                 break
         stats: dict[str, Any] = {
-            "variant": self.variant,
+            "variant": str(self.variant),
             "eps": eps,
             "threshold": thr,
             "delta_plus_candidates": float(prob.sc[core.S_DPLUS]),
@@ -713,7 +736,7 @@ class FW(FrankWolfe):
     """:class:`FrankWolfe` with ``variant="fw"`` (registered as ``"fw"``)."""
 
     name: ClassVar[str] = "fw"
-    variant: str = "fw"
+    variant: Variant | Literal["fw", "mfw", "pfw"] = Variant.FW
 
 
 @register_driver
@@ -722,7 +745,7 @@ class MFW(FrankWolfe):
     """:class:`FrankWolfe` with ``variant="mfw"`` (registered as ``"mfw"``)."""
 
     name: ClassVar[str] = "mfw"
-    variant: str = "mfw"
+    variant: Variant | Literal["fw", "mfw", "pfw"] = Variant.MFW
 
 
 @register_driver
@@ -731,4 +754,4 @@ class PFW(FrankWolfe):
     """:class:`FrankWolfe` with ``variant="pfw"``, pairwise steps (registered as ``"pfw"``)."""
 
     name: ClassVar[str] = "pfw"
-    variant: str = "pfw"
+    variant: Variant | Literal["fw", "mfw", "pfw"] = Variant.PFW

@@ -12,7 +12,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numba
 import numpy as np
@@ -24,7 +24,7 @@ from optframe.backend import SolveOptions
 from optframe.capabilities import BoxQPDual, Structure
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
-from optframe.drivers._checks import set_count, set_real
+from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
@@ -132,6 +132,20 @@ def _numba_threads(threads: int | None):
         numba.set_num_threads(before)
 
 
+class WorkingSet(Choice):
+    """:class:`SMO`'s pair selection: second order (LIBSVM) or the maximal violating pair."""
+
+    SECOND_ORDER = "second_order"
+    MVP = "mvp"
+
+
+class Stopping(Choice):
+    """:class:`SMO`'s stopping rule: complete, or the USMO paper's (g1)-(g3)."""
+
+    COMPLETE = "complete"
+    PAPER = "paper"
+
+
 @register_driver
 @dataclass(frozen=True, eq=False)
 class SMO(Driver):
@@ -152,9 +166,9 @@ class SMO(Driver):
         :math:`\tau` of the stopping rule (LIBSVM's ``eps``; the USMO code's ``2 * tol``).
     max_iter : int, optional
         Pair steps (default ``max(10^6, 100 n)``).
-    working_set : {"second_order", "mvp"}
+    working_set : WorkingSet or {"second_order", "mvp"}
         Second-order selection (Fan, Chen and Lin 2005; LIBSVM) or the maximal violating pair.
-    stopping : {"complete", "paper"}
+    stopping : Stopping or {"complete", "paper"}
         ``"paper"`` reproduces USMO's rule (g1)-(g3) (its pairs only): it can stop early.
     shrinking : bool
         Every ``min(n, 1000)`` steps, move the variables that are in no violating pair (at a bound
@@ -240,8 +254,8 @@ class SMO(Driver):
 
     tol: float = 1e-3
     max_iter: int | None = None
-    working_set: str = "second_order"
-    stopping: str = "complete"
+    working_set: WorkingSet | Literal["second_order", "mvp"] = WorkingSet.SECOND_ORDER
+    stopping: Stopping | Literal["complete", "paper"] = Stopping.COMPLETE
     shrinking: bool = True
     cache_bytes: int = 256 * 1024**2
     float32_rows: bool = True
@@ -252,12 +266,8 @@ class SMO(Driver):
 
     def __post_init__(self) -> None:
         set_real(self, "tol", "SMO")
-        if self.working_set not in ("second_order", "mvp"):
-            raise ModelError(
-                f"SMO: working_set must be 'second_order' or 'mvp'; got {self.working_set!r}"
-            )
-        if self.stopping not in ("complete", "paper"):
-            raise ModelError(f"SMO: stopping must be 'complete' or 'paper'; got {self.stopping!r}")
+        set_choice(self, "working_set", WorkingSet, "SMO")
+        set_choice(self, "stopping", Stopping, "SMO")
         set_count(self, "check_every", "SMO")
         if self.max_iter is not None:
             set_count(self, "max_iter", "SMO")
