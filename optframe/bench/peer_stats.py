@@ -45,6 +45,11 @@ def ran(record: Mapping[str, Any]) -> bool:
     )
 
 
+def _finite_objective(record: Mapping[str, Any]) -> bool:
+    value = record.get("objective")
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
 def finished(record: Mapping[str, Any]) -> bool:
     """:func:`ran`, with a finite recomputed objective."""
     value = record.get("objective")
@@ -58,8 +63,10 @@ def mark_success(
 ) -> None:
     """Fill ``best_objective``, ``rel_objective`` and ``success`` in place (see module doc).
 
-    A record without a finite objective, or whose run did not finish (failed, stopped at a
-    time limit, unavailable), has ``success = False`` and no ``rel_objective``. A record whose
+    Every finite objective counts for the best one and gets its ``rel_objective``, also from a
+    run stopped at a time limit (the objective is the model's at the point returned, an upper
+    bound whatever the status); ``success`` needs a run that returned (:func:`ran`). A record
+    whose
     job declares no objective comparison (``tolerance`` returns ``nan``) is judged by
     ``accuracy`` instead: success when it is within 0.2 percentage points of the best.
     """
@@ -67,7 +74,7 @@ def mark_success(
     best_accuracy: dict[tuple, float] = {}
     for r in records:
         key = problem(r)
-        if finished(r):
+        if _finite_objective(r):
             best[key] = min(best.get(key, math.inf), float(r["objective"]))
         if isinstance(r.get("accuracy"), int | float) and ran(r):
             best_accuracy[key] = max(best_accuracy.get(key, -math.inf), float(r["accuracy"]))
@@ -80,13 +87,13 @@ def mark_success(
             if ran(r) and isinstance(acc, int | float) and key in best_accuracy:
                 r["success"] = bool(acc >= best_accuracy[key] - ACCURACY_POINTS)
             continue
-        if not finished(r) or key not in best:
+        if not _finite_objective(r) or key not in best:
             continue
         reference = best[key]
         rel = (float(r["objective"]) - reference) / max(1.0, abs(reference))
         r["best_objective"] = reference
         r["rel_objective"] = rel
-        r["success"] = bool(rel <= tol)
+        r["success"] = bool(ran(r) and rel <= tol)
 
 
 ACCURACY_POINTS = 0.2  # percentage points of test accuracy that count as "equal accuracy"
@@ -149,8 +156,9 @@ def cell_table(
         for method, runs in methods.items():
             done = [r for r in runs if ran(r)]
             seconds = _spread([float(r["seconds"]) for r in done]) if done else None
-            objectives = [float(r["objective"]) for r in done if finished(r)]
-            rels = [float(r["rel_objective"]) for r in done if "rel_objective" in r]
+            # objectives also of runs stopped at a limit: the model's value at their last point
+            objectives = [float(r["objective"]) for r in runs if _finite_objective(r)]
+            rels = [float(r["rel_objective"]) for r in runs if "rel_objective" in r]
             statuses = sorted({str(r.get("status")) for r in runs})
             extra = {}
             for name in extra_keys:

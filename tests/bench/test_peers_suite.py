@@ -257,3 +257,18 @@ def test_accuracy_decides_success_where_the_objectives_differ():
     peers.complete(records)
     assert [r["success"] for r in records] == [True, True, False]
     assert records[0]["ratio_to_best_peer"] == pytest.approx(2.0)
+
+
+def test_a_run_stopped_at_a_limit_has_its_objective_compared_but_never_succeeds():
+    records = [
+        _record("p", "optframe aid", 1.0, 10.0),
+        _record("p", "highspy pdlp", 60.0, 10.0 - 1e-9, status="time_limit_reached"),
+    ]
+    peers.complete(records)
+    assert records[1]["rel_objective"] < 0 or records[1]["rel_objective"] == 0
+    assert records[0]["rel_objective"] == pytest.approx(1e-10)
+    assert records[0]["success"]
+    assert not records[1]["success"]
+    row = {r.method: r for r in ps.cell_table(records, peers.problem_key)}["highspy pdlp"]
+    assert row.seconds is None
+    assert row.objective == pytest.approx(10.0 - 1e-9)

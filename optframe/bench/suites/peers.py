@@ -1,4 +1,4 @@
-r"""optframe beside the strongest peers (issue 17): LAD, linear SVM, RBF SVM and RBF L2-SVM.
+r"""optframe beside the strongest peers: LAD, linear SVM, RBF SVM and RBF L2-SVM.
 
 Jobs (``job`` key), each on the same problem for every method:
 
@@ -362,8 +362,6 @@ def _run_lad(cell: Cell, quick: bool) -> dict[str, Any]:
     _warm_up(("lad", cell["method"]), lambda: _lad_fit(cell["method"], _tiny_lad(), True))
     data = _lad_data(cell)
     record = _lad_fit(cell["method"], data, quick)
-    if cell["method"] == "highspy pdlp" and record["status"] == "time_limit":
-        record["status"] = "time_limit (PDLP's own limit)"
     assert isinstance(data, Dataset)
     return {"n": data.n_samples, "m": data.n_features} | record
 
