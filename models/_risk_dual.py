@@ -24,6 +24,7 @@ first makes :math:`\theta` feasible exactly: clipped into :math:`c_i \operatorna
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,15 +62,23 @@ def _rows(model: EmpiricalRisk, columns: NDArray[np.bool_] | None = None) -> Any
     return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
 
 
-def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64]) -> float:
-    r""":math:`D(\theta)` after the repairs of the module's docstring: a proven lower bound."""
+def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float = math.inf) -> float:
+    r""":math:`D(\theta)` after the repairs of the module's docstring: a proven lower bound.
+
+    Where several repairs are tried (no penalty), the first that reaches ``enough`` is kept.
+    """
     low, high = _box(model)
     theta = np.clip(np.nan_to_num(theta), low, high)
     q, X, pen = model.slope, model.data.X, model.penalty_term
     v = -q * theta
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
     if pen.l1 == 0 and pen.l2 == 0:  # no penalty: X'v = 0 (and 1'v = 0)
-        return max(_unpenalized_value(model, theta, v, v_low, v_high, t) for t in ZERO_ENDS)
+        best = -math.inf
+        for tol in ZERO_ENDS:
+            best = max(best, _unpenalized_value(model, theta, v, v_low, v_high, tol))
+            if best >= enough:
+                break
+        return best
     else:
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))

@@ -63,6 +63,8 @@ def _theta_map(model: EmpiricalRisk) -> sp.csc_array:
 
 def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     """The dual QP (or LP without a penalty) as sparse matrices, minimizing its negative."""
+    if model.loss.is_piecewise_linear and model.is_linear:
+        return build_dual_segments(model)
     n = model.data.n_samples
     c, p, q = model.costs, model.offset, model.slope
     slopes, rewards, ends, curved = _pieces(model)
@@ -118,6 +120,64 @@ def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     return problem, variables, constraints
 
 
+def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
+    r"""The dual of a linear model's piecewise-linear loss over :math:`\theta`'s segments.
+
+    :math:`\ell^*` is piecewise linear with slope :math:`j_k` on :math:`[g_{k-1}, g_k]`, so
+    :math:`\theta_i = c_i g_0 + \sum_k \delta_{ik}` with :math:`0 \le \delta_{ik} \le
+    c_i (g_k - g_{k-1})` and :math:`c_i\ell^*(\theta_i / c_i) = c_i\ell^*(g_0) + \sum_k j_k
+    \delta_{ik}`. Minimized: :math:`\sum_{i,k} (j_k - p_i)\delta_{ik} + P^*(X^\top v)` plus a
+    constant, :math:`v = -q\odot\theta`; for LAD this is its dual LP (:math:`\theta = \delta - w`).
+    """
+    X = sp.csc_array(model.data.X, dtype=np.float64)
+    n, m = X.shape
+    c, p, q = model.costs, model.offset, model.slope
+    kinks, slopes = model.loss.linear_pieces
+    K = kinks.size
+    v0 = -q * c * slopes[0]  # v at delta = 0
+    D = sp.hstack([sp.diags_array(-q, format="csc")] * K, format="csc")  # v = v0 + D delta
+    linear = np.concatenate([kinks[k] - p for k in range(K)])
+    upper = np.concatenate([c * (slopes[k + 1] - slopes[k]) for k in range(K)])
+    conj_start = slopes[0] * kinks[0] - float(model.loss.value(kinks[0])[0])
+    offset = -float(c * slopes[0] @ p) + float(c.sum()) * conj_start
+    variables = {f"delta_{k + 1}": slice(k * n, (k + 1) * n) for k in range(K)}
+    rows: list[Any] = []
+    bounds: list[NDArray] = []
+    constraints: dict[str, slice] = {}
+    pen = model.penalty_term
+    P: Any = None
+    lower = np.zeros(K * n)
+    XtD = sp.csc_array(X.T @ D)
+    Xv0 = np.asarray(X.T @ v0, dtype=np.float64).reshape(-1)
+    if pen.l2 > 0:  # rows X'D delta - z = -X'v0, cost |z|^2 / (2 l2)
+        rows.append(sp.hstack([XtD, -eye(m)], format="csc"))
+        P = sp.block_diag(
+            [sp.csc_array((K * n, K * n)), sp.diags_array(np.full(m, 1.0 / pen.l2))],
+            format="csc",
+        )
+        linear, lower = np.r_[linear, np.zeros(m)], np.r_[lower, np.full(m, -np.inf)]
+        upper = np.r_[upper, np.full(m, np.inf)]
+        variables["z"] = slice(K * n, K * n + m)
+    else:
+        rows.append(XtD)
+    constraints["coef"] = slice(0, m)
+    bounds.append(-Xv0)
+    width = linear.shape[0]
+    if model.fit_intercept:
+        start = sum(block.shape[0] for block in rows)
+        balance = sp.csc_array(np.ones((1, n)) @ D)
+        rows.append(sp.hstack([balance, sp.csc_array((1, width - K * n))], format="csc"))
+        constraints["balance"] = slice(start, start + 1)
+        bounds.append(np.array([-float(v0.sum())]))
+    A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
+    rhs = np.concatenate(bounds) if bounds else np.zeros(0)
+    problem = MatrixProblem(
+        c=linear, A=A, row_lower=rhs, row_upper=rhs.copy(), lower=lower, upper=upper, P=P,
+        offset=offset,
+    )  # fmt: skip
+    return problem, variables, constraints
+
+
 def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
     """The same dual in CVXPY: one variable per piece block, ``quad_form`` for a kernel."""
     import cvxpy as cp
@@ -166,8 +226,14 @@ def _psd_factor(K: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
     """``alpha``, ``w`` (linear) and ``intercept`` from a solve of the dual form."""
-    blocks = np.asarray(raw.primal["blocks"], dtype=np.float64).reshape(-1)
-    theta = np.asarray(_theta_map(model) @ blocks, dtype=np.float64)
+    if "blocks" in raw.primal:
+        blocks = np.asarray(raw.primal["blocks"], dtype=np.float64).reshape(-1)
+        theta = np.asarray(_theta_map(model) @ blocks, dtype=np.float64)
+    else:  # the segments of a piecewise-linear loss
+        _, slopes = model.loss.linear_pieces
+        theta = model.costs * slopes[0]
+        for k in range(slopes.size - 1):
+            theta = theta + np.asarray(raw.primal[f"delta_{k + 1}"], dtype=np.float64).reshape(-1)
     low, high = _theta_box(model)
     theta = np.clip(theta, low, high)
     sign = -1.0 if model.loss.is_classification else 1.0
@@ -178,7 +244,7 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
         if pen.l2 > 0:
             w = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1) / pen.l2
         else:
-            w = -np.asarray(raw.dual["coef"], dtype=np.float64).reshape(-1)
+            w = _w_from_duals(model, raw, theta)
         solution["w"] = w
         f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
     else:
@@ -188,6 +254,35 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
         b = best_intercept_any(model.loss, model.offset, model.slope, f, model.costs)
     solution["intercept"] = np.array([b])
     return solution
+
+
+def _w_from_duals(model: EmpiricalRisk, raw: RawSolution, theta: NDArray) -> NDArray[np.float64]:
+    r""":math:`w` without a penalty: minus the duals of the ``"coef"`` rows.
+
+    A back-end that returns no duals (SCIP presolves them away) gets complementary slackness
+    instead: a sample whose :math:`\theta_i / c_i` lies strictly inside a stretch
+    :math:`(g_{k-1}, g_k)` of the conjugate sits on the kink :math:`j_k`, so
+    :math:`x_i^\top w + b = q_i (j_k - p_i)`, solved by least squares on those samples. The
+    certificate judges the result (a degenerate set shows up as a gap).
+    """
+    if "coef" in raw.dual:
+        return -np.asarray(raw.dual["coef"], dtype=np.float64).reshape(-1)
+    kinks, slopes = model.loss.linear_pieces
+    c = model.costs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beta = np.where(c > 0, theta / c, np.nan)
+    stretch = np.searchsorted(slopes, beta) - 1  # beta in (g_k, g_k+1] -> k
+    k = np.clip(stretch, 0, kinks.size - 1)
+    span = slopes[k + 1] - slopes[k]
+    inside = (stretch >= 0) & (stretch < kinks.size)
+    inside &= (beta - slopes[k] > 1e-7 * span) & (slopes[k + 1] - beta > 1e-7 * span)
+    X = model.data.X[inside]
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    if model.fit_intercept:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    target = model.slope[inside] * (kinks[k[inside]] - model.offset[inside])
+    coefficients = np.linalg.lstsq(X, target, rcond=None)[0]
+    return coefficients[: model.data.n_features]
 
 
 def _theta_box(model: EmpiricalRisk) -> tuple[NDArray, NDArray]:

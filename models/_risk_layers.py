@@ -40,6 +40,8 @@ def _diag(values: Any) -> sp.csc_array:
 
 def build_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     """The sparse LP/QP data, its variable slices and the ``"fit"`` rows."""
+    if model.loss.is_piecewise_linear:
+        return build_segments(model)
     X = sp.csc_array(model.data.X, dtype=np.float64)
     n = X.shape[0]
     loss, pen, c = model.loss, model.penalty_term, model.costs
@@ -92,6 +94,57 @@ def build_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     )
     if fi:
         variables["intercept"] = slice(w_size, w_size + 1)
+    return problem, variables, {"fit": slice(0, n)}
+
+
+def build_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
+    r"""A piecewise-linear loss by its segments: one row and :math:`K + 1` columns per sample.
+
+    With kinks :math:`j_1 < \dots < j_K` and slopes :math:`g_0 < \dots < g_K`,
+    :math:`a = j_1 - d_0 + \sum_{k \ge 1} d_k` with :math:`d_0, d_K \ge 0`,
+    :math:`0 \le d_k \le j_{k+1} - j_k` in between, and
+    :math:`\ell(a) = \ell(j_1) + \min\, (-g_0 d_0 + \sum_k g_k d_k)` (increasing slopes fill the
+    segments in order). The rows ``"fit"`` are :math:`-d_0 + \sum_k d_k - q(x^\top w + b) =
+    p - j_1`; for the absolute loss this is LAD's LP, for the hinge the SVM's with its slack.
+    """
+    X = sp.csc_array(model.data.X, dtype=np.float64)
+    n, m = X.shape
+    pen, c = model.penalty_term, model.costs
+    p, q = model.offset, model.slope
+    kinks, slopes = model.loss.linear_pieces
+    split = pen.l1 > 0
+    fi = int(model.fit_intercept)
+    qX = _diag(q) @ X
+    w_blocks = [-qX, qX] if split else [-qX]
+    w_size = m * len(w_blocks)
+    blocks = [*w_blocks, *([sp.csc_array(-q.reshape(-1, 1))] if fi else [])]
+    costs = [np.full(w_size, pen.l1), np.zeros(fi)]
+    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi, -np.inf)]
+    upper = [np.full(w_size + fi, np.inf)]
+    widths = np.r_[np.inf, np.diff(kinks), np.inf]
+    variables = {"w_plus": slice(0, m), "w_minus": slice(m, 2 * m)} if split else {"w": slice(0, m)}
+    if fi:
+        variables["intercept"] = slice(w_size, w_size + 1)
+    start = w_size + fi
+    for k, slope in enumerate(slopes):
+        blocks.append(-eye(n) if k == 0 else eye(n))
+        costs.append(c * (-slope if k == 0 else slope))
+        lower.append(np.zeros(n))
+        upper.append(np.full(n, widths[k]))
+        variables[f"segment_{k}"] = slice(start, start + n)
+        start += n
+    width = w_size + fi + slopes.size * n
+    hessian = np.r_[np.full(w_size, pen.l2), np.zeros(width - w_size)]
+    problem = MatrixProblem(
+        c=np.concatenate(costs),
+        A=sp.hstack(blocks, format="csc"),
+        row_lower=p - kinks[0],
+        row_upper=p - kinks[0],
+        lower=np.concatenate(lower),
+        upper=np.concatenate(upper),
+        P=_diag(hessian) if pen.l2 > 0 else None,
+        offset=float(c.sum()) * float(model.loss.value(kinks[0])[0]),
+    )
     return problem, variables, {"fit": slice(0, n)}
 
 
@@ -216,3 +269,63 @@ def build_pyomo(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
     )
     mdl.objective = pyo.Objective(expr=pyo.quicksum(objective))
     return mdl, variables, {"fit": mdl.fit}
+
+
+def pyomo_from_matrix(problem: MatrixProblem, variables: dict, constraints: dict, name: str) -> Any:
+    r"""The Pyomo statement of a :class:`MatrixProblem`, by name.
+
+    A Var per named column slice, a Constraint per named row slice, the objective
+    :math:`\tfrac12 x^\top P x + c^\top x` + offset.
+
+    Every column and row must lie in a named slice (the dual form's are all named).
+    """
+    import pyomo.environ as pyo
+
+    mdl = pyo.ConcreteModel(name=name)
+    column: list[Any] = [None] * problem.n_variables
+    handles: dict[str, Any] = {}
+    for key, part in variables.items():
+        size = part.stop - part.start
+        lower, upper = problem.lower[part], problem.upper[part]
+
+        def bounds(_: Any, i: int, lo: Any = lower, hi: Any = upper) -> tuple:
+            return (
+                float(lo[i]) if np.isfinite(lo[i]) else None,
+                float(hi[i]) if np.isfinite(hi[i]) else None,
+            )
+
+        var = pyo.Var(range(size), bounds=bounds)
+        mdl.add_component(key, var)
+        handles[key] = var
+        for i in range(size):
+            column[part.start + i] = var[i]
+    A = sp.csr_array(problem.A)
+    rows: dict[str, Any] = {}
+    for key, part in constraints.items():
+
+        def rule(_: Any, r: int, start: int = part.start) -> Any:
+            k = start + r
+            lo, hi = A.indptr[k], A.indptr[k + 1]
+            expr = pyo.quicksum(
+                float(a) * column[j] for a, j in zip(A.data[lo:hi], A.indices[lo:hi], strict=True)
+            )
+            low, high = problem.row_lower[k], problem.row_upper[k]
+            if low == high:
+                return expr == float(low)
+            return pyo.inequality(
+                float(low) if np.isfinite(low) else None,
+                expr,
+                float(high) if np.isfinite(high) else None,
+            )
+
+        con = pyo.Constraint(range(part.stop - part.start), rule=rule)
+        mdl.add_component(key, con)
+        rows[key] = con
+    terms = [float(cj) * column[j] for j, cj in enumerate(problem.c) if cj != 0.0]
+    if problem.P is not None:
+        P = sp.coo_array(sp.triu(problem.P, format="coo"))
+        for i, j, value in zip(P.row, P.col, P.data, strict=True):
+            weight = 0.5 * value if i == j else value
+            terms.append(float(weight) * column[i] * column[j])
+    mdl.objective = pyo.Objective(expr=pyo.quicksum(terms) + float(problem.offset))
+    return mdl, handles, rows

@@ -2,6 +2,8 @@ r"""Regularized empirical risk: a PLQ loss and a penalty composed into a model w
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,12 +39,14 @@ from ._common import (
 )
 from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
-from ._risk_layers import build_cvxpy, build_matrix, build_pyomo
+from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
 from ._risk_structures import box_qp_dual, linear_box_dual, signs
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
 KINK_TOLERANCES = (1e-9, 1e-7, 1e-5, 1e-3, 1e-1)
+#: A candidate within this relative distance of the objective ends the search for a bound.
+CLOSED = 1e-12
 
 
 @register_model
@@ -212,8 +216,13 @@ class EmpiricalRisk(Model):
 
     @property
     def default_form(self) -> str:
-        """``"primal"`` for the linear model, ``"dual"`` with a kernel."""
-        return "primal" if self.is_linear else "dual"
+        """``"dual"`` with a kernel or without a penalty, ``"primal"`` otherwise.
+
+        Without a penalty the dual LP has one row per feature where the primal has one per
+        sample: on 20,000 x 10 LAD data HiGHS solves it in 0.64 s against 14.6 s.
+        """
+        unpenalized = self._penalty.l1 == 0 and self._penalty.l2 == 0
+        return "dual" if unpenalized or not self.is_linear else "primal"
 
     def kernel_matrix(self) -> NDArray[np.float64]:
         """The Gram matrix :math:`K` of the training rows (n x n; ModelError above the limit)."""
@@ -448,8 +457,8 @@ class EmpiricalRisk(Model):
         if form == "dual":
             if self._penalty.l1 > 0:
                 return f"the dual form is for the ridge penalty or none; got {self.penalty!r}"
-            if layer == "pyomo":
-                return "the dual form is built in the matrix and cvxpy layers"
+            if layer == "pyomo" and not (self.is_linear and self.loss.is_piecewise_linear):
+                return "the pyomo dual is stated for a linear model with a piecewise-linear loss"
         return None
 
     def build(self, layer: str, form: str | None = None) -> Formulation:
@@ -477,7 +486,11 @@ class EmpiricalRisk(Model):
         return self._formulation("cvxpy", form, built)
 
     def _build_pyomo(self, form: str) -> Formulation:
-        return self._formulation("pyomo", form, build_pyomo(self))
+        if form == "primal":
+            return self._formulation("pyomo", form, build_pyomo(self))
+        problem, variables, constraints = build_dual_matrix(self)
+        built = pyomo_from_matrix(problem, variables, constraints, self.name)
+        return self._formulation("pyomo", form, built)
 
     # ------------------------------------------------------------------------------ evaluation
     def objective(self, solution: Solution) -> float:
@@ -532,11 +545,19 @@ class EmpiricalRisk(Model):
         if not self.is_linear:
             return kernel_dual_bound(self, solution)
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
-        bounds = [dual_value(self, subgradient_theta(self, w, b, tol)) for tol in KINK_TOLERANCES]
+        objective = self.objective(solution)
+        enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
+        candidates = (lambda tol=tol: subgradient_theta(self, w, b, tol) for tol in KINK_TOLERANCES)
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
-            bounds.append(dual_value(self, -alpha if self.loss.is_classification else alpha))
-        return max(bounds)
+            own = -alpha if self.loss.is_classification else alpha
+            candidates = itertools.chain([lambda: own], candidates)
+        best = -math.inf
+        for candidate in candidates:
+            best = max(best, dual_value(self, candidate(), enough))
+            if best >= enough:
+                break
+        return best
 
     def objective_floor(self) -> float:
         r"""A thousandth of a trivial model's loss where the optimum can be 0, else 0.
