@@ -35,6 +35,7 @@ import math
 import numba
 import numpy as np
 
+from optframe.drivers.kernel_cache import cache_slots, lru_index, lru_slot
 from optframe.drivers.smo_core import exp_neg
 from optframe.drivers.smo_core import kernel_from_dot as _kernel
 
@@ -71,16 +72,17 @@ def column_cache(m: int, cache_bytes: int, entry_bytes: int) -> tuple[tuple, int
 
     (columns, tags, generations, slot of each point, owner of each slot, stamps, is_full).
     """
-    slots = int(min(m, max(2, cache_bytes // (entry_bytes * max(m, 1)))))
+    slots = cache_slots(m, cache_bytes, entry_bytes)
+    slot_of, owner, stamp = lru_index(m, slots)
     arrays = (
         np.empty((slots, m)),
         # tags start at 0 and generations at 1 (a slot's first use): np.zeros is a lazy
         # calloc, so only the pages of the columns actually used are ever touched
         np.zeros((slots, m), dtype=np.int64),
         np.zeros(slots, dtype=np.int64),
-        np.full(m, -1, dtype=np.int64),
-        np.full(slots, -1, dtype=np.int64),
-        np.zeros(slots, dtype=np.int64),
+        slot_of,
+        owner,
+        stamp,
         np.zeros(slots, dtype=np.bool_),
     )
     return arrays, slots
@@ -190,24 +192,13 @@ def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd,
 def claim(t, gens, slot_of, owner, stamp, is_full, counters):
     """The slot of column t: its own (a hit) or the least recently used one (a miss)."""
     counters[CLOCK] += 1
-    s = slot_of[t]
-    if s < 0:
-        s = 0
-        oldest = stamp[0]
-        for u in range(1, stamp.shape[0]):
-            if stamp[u] < oldest:
-                oldest = stamp[u]
-                s = u
-        if owner[s] >= 0:
-            slot_of[owner[s]] = -1
-        owner[s] = t
-        slot_of[t] = s
+    s, hit = lru_slot(t, slot_of, owner, stamp, counters[CLOCK])
+    if hit:
+        counters[HITS] += 1
+    else:
         gens[s] += 1
         is_full[s] = False
         counters[MISSES] += 1
-    else:
-        counters[HITS] += 1
-    stamp[s] = counters[CLOCK]
     return s
 
 

@@ -26,6 +26,7 @@ from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
+from optframe.drivers.kernel_cache import cache_slots, clear_cache, lru_index
 from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
 from optframe.jit import compile_kernels
@@ -341,11 +342,9 @@ class SMO(Driver):
         row_dtype = np.float32 if self.float32_rows else np.float64
         Zrow = row_points(Z, row_dtype)
         itemsize = np.dtype(row_dtype).itemsize
-        slots = int(min(n, max(2, self.cache_bytes // (itemsize * max(n, 1)))))
+        slots = cache_slots(n, self.cache_bytes, itemsize)
         rows = np.empty((slots, n), dtype=row_dtype)
-        slot_of = np.full(n, -1, dtype=np.int64)
-        owner = np.full(slots, -1, dtype=np.int64)
-        stamp = np.zeros(slots, dtype=np.int64)
+        slot_of, owner, stamp = lru_index(n, slots)
         counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
         counters[core.ACTIVE] = n
         work = np.empty((5, n))
@@ -384,7 +383,7 @@ class SMO(Driver):
                 exact, fresh_passes = True, fresh_passes + 1
                 counters[core.ACTIVE], counters[core.N_SHRUNK] = n, 0
                 counters[core.SINCE_SHRINK] = 0
-                core.clear_cache(slot_of, owner, stamp)
+                clear_cache(slot_of, owner, stamp)
                 code = 0
             record = self._record(dual, x, G, perm, counters, steps, start, gap, phi)
             history.append(record)

@@ -44,6 +44,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from optframe.drivers.kernel_cache import clear_cache, lru_slot
+
 INF = math.inf
 
 # counters[] slots
@@ -232,22 +234,10 @@ def get_row(i, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp, 
     Float64 rows are computed in their slot; float32 rows in ``buf`` (float64), then rounded.
     """
     counters[CLOCK] += 1
-    s = slot_of[i]
-    if s >= 0:
-        stamp[s] = counters[CLOCK]
+    s, hit = lru_slot(i, slot_of, owner, stamp, counters[CLOCK])
+    if hit:
         counters[HITS] += 1
         return rows[s]
-    s = 0
-    oldest = stamp[0]
-    for t in range(1, rows.shape[0]):
-        if stamp[t] < oldest:
-            oldest = stamp[t]
-            s = t
-    if owner[s] >= 0:
-        slot_of[owner[s]] = -1
-    owner[s] = i
-    slot_of[i] = s
-    stamp[s] = counters[CLOCK]
     _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, counters[ACTIVE], rows, s, buf, parallel)
     counters[ROWS] += 1
     return rows[s]
@@ -279,14 +269,6 @@ def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, para
             row[p] = buf[p]
 
     return through_buffer
-
-
-@numba.njit(cache=True)
-def clear_cache(slot_of, owner, stamp):
-    """Forget every cached row (after positions moved or the active set grew)."""
-    slot_of[:] = -1
-    owner[:] = -1
-    stamp[:] = 0
 
 
 # ----------------------------------------------------------------------------- bulk gradient
