@@ -11,16 +11,17 @@ the Fenchel dual of the model (notation of :mod:`optframe.models._risk_dual`) is
 
     \max_{\Lambda, \Gamma} \; \sum_i \theta_i p_i + \sum_{i,l} v_l\Lambda_{il}
     + \sum_{i,h}\Bigl(t_h\Gamma_{ih} - \frac{\Gamma_{ih}^2}{2 c_i}\Bigr) - P^*(X^\top v)
-    \quad\text{s.t.}\quad \mathbf 1^\top v = 0 \ (\text{rows } \texttt{"balance"},
+    \quad\text{s.t.}\quad \mathbf 1^\top v = 0 \ (\text{rows } \texttt{"intercept"},
     \text{with an intercept}),
 
 with :math:`P^*(z) = \lVert z\rVert^2 / (2\rho_2)` for the ridge penalty (the kernel's
-:math:`v^\top K v / (2\rho_2)`) and the constraint :math:`X^\top v = 0` (rows ``"coef"``)
-without a penalty. The matrix layer states the ridge case with :math:`z = X^\top v` as variables
-(rows ``"coef"``: :math:`X^\top v - z = 0`), so :math:`X` stays sparse; a kernel's dual carries
+:math:`v^\top K v / (2\rho_2)`) and the constraint :math:`X^\top v = 0` without a penalty
+(rows named as the coefficients, ``"w"``). The matrix layer states the ridge case with
+:math:`z = X^\top v` as variables (those rows: :math:`X^\top v - z = 0`), so :math:`X` stays
+sparse; a kernel's dual carries
 the dense :math:`D^\top K D / \rho_2`. The solution: ``alpha`` (the model's dual variable,
 :math:`\sigma\theta`), ``w`` for the linear model (:math:`z / \rho_2`, or minus the duals of the
-``"coef"`` rows without a penalty) and the intercept that minimizes the objective for that
+coefficient rows without a penalty) and the intercept that minimizes the objective for that
 :math:`f` (:func:`best_intercept_any`).
 """
 
@@ -94,7 +95,7 @@ def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
             variables["z"] = slice(k * n, k * n + m)
         else:  # rows X'v = 0
             rows.append(XtD)
-        constraints["coef"] = slice(0, m)
+        constraints[model.coef_key] = slice(0, m)
         row_lo.append(np.zeros(m))
     else:
         K = model.kernel_matrix()
@@ -104,7 +105,7 @@ def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
         balance = sp.csc_array(np.ones((1, n)) @ D)
         rows.append(sp.hstack([balance, sp.csc_array((1, width - k * n))], format="csc"))
         start = sum(block.shape[0] for block in rows[:-1])
-        constraints["balance"] = slice(start, start + 1)
+        constraints["intercept"] = slice(start, start + 1)
         row_lo.append(np.zeros(1))
     A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
     bounds = np.concatenate(row_lo) if row_lo else np.zeros(0)
@@ -160,14 +161,14 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
         variables["z"] = slice(K * n, K * n + m)
     else:
         rows.append(XtD)
-    constraints["coef"] = slice(0, m)
+    constraints[model.coef_key] = slice(0, m)
     bounds.append(-Xv0)
     width = linear.shape[0]
     if model.fit_intercept:
         start = sum(block.shape[0] for block in rows)
         balance = sp.csc_array(np.ones((1, n)) @ D)
         rows.append(sp.hstack([balance, sp.csc_array((1, width - K * n))], format="csc"))
-        constraints["balance"] = slice(start, start + 1)
+        constraints["intercept"] = slice(start, start + 1)
         bounds.append(np.array([-float(v0.sum())]))
     A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
     rhs = np.concatenate(bounds) if bounds else np.zeros(0)
@@ -206,13 +207,13 @@ def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
         if pen.l2 > 0:
             reward = reward - cp.sum_squares(z) / (2.0 * pen.l2)
         else:
-            constraints["coef"] = coef = z == 0
+            constraints[model.coef_key] = coef = z == 0
             cons.append(coef)
     else:
         factor = _psd_factor(model.kernel_matrix())
         reward = reward - cp.sum_squares(factor.T @ v) / (2.0 * pen.l2)
     if model.fit_intercept:
-        constraints["balance"] = balance = cp.sum(v) == 0
+        constraints["intercept"] = balance = cp.sum(v) == 0
         cons.append(balance)
     problem = cp.Problem(cp.Maximize(reward), cons)
     return problem, {"blocks": blocks}, constraints
@@ -257,7 +258,7 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
 
 
 def _w_from_duals(model: EmpiricalRisk, raw: RawSolution, theta: NDArray) -> NDArray[np.float64]:
-    r""":math:`w` without a penalty: minus the duals of the ``"coef"`` rows.
+    r""":math:`w` without a penalty: minus the duals of the coefficient rows.
 
     A back-end that returns no duals (SCIP presolves them away) gets complementary slackness
     instead: a sample whose :math:`\theta_i / c_i` lies strictly inside a stretch
@@ -265,8 +266,8 @@ def _w_from_duals(model: EmpiricalRisk, raw: RawSolution, theta: NDArray) -> NDA
     :math:`x_i^\top w + b = q_i (j_k - p_i)`, solved by least squares on those samples. The
     certificate judges the result (a degenerate set shows up as a gap).
     """
-    if "coef" in raw.dual:
-        return -np.asarray(raw.dual["coef"], dtype=np.float64).reshape(-1)
+    if model.coef_key in raw.dual:
+        return -np.asarray(raw.dual[model.coef_key], dtype=np.float64).reshape(-1)
     kinks, slopes = model.loss.linear_pieces
     c = model.costs
     with np.errstate(divide="ignore", invalid="ignore"):

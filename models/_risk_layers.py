@@ -300,16 +300,20 @@ def pyomo_from_matrix(problem: MatrixProblem, variables: dict, constraints: dict
         for i in range(size):
             column[part.start + i] = var[i]
     A = sp.csr_array(problem.A)
+    if np.any(np.diff(A.indptr) == 0):  # an empty row (an all-zero feature) keeps its place
+        mdl.zero = pyo.Var(bounds=(0.0, 0.0))
     rows: dict[str, Any] = {}
     for key, part in constraints.items():
 
-        def rule(_: Any, r: int, start: int = part.start) -> Any:
+        def rule(mdl: Any, r: int, start: int = part.start) -> Any:
             k = start + r
             lo, hi = A.indptr[k], A.indptr[k + 1]
             expr = pyo.quicksum(
                 float(a) * column[j] for a, j in zip(A.data[lo:hi], A.indices[lo:hi], strict=True)
             )
             low, high = problem.row_lower[k], problem.row_upper[k]
+            if lo == hi:
+                expr = mdl.zero
             if low == high:
                 return expr == float(low)
             return pyo.inequality(

@@ -117,8 +117,8 @@ def linear_box_dual(model: EmpiricalRisk) -> LinearBoxDual:
         lower=lower,
         upper=upper,
         recover=lambda alpha: solution_from_alpha(model, alpha, intercept=False),
-        primal_key="w",
-        dual_key="alpha",
+        primal_key=model.coef_key,
+        dual_key=model.dual_key,
         parameter="C",
         reduced=FixedSampleDual.reducing(model.name),
     )
@@ -216,4 +216,4 @@ def solution_from_alpha(
     if intercept and model.fit_intercept:
         b = best_intercept(model.loss, model.offset, model.slope, f, model.costs)
     solution["intercept"] = np.array([b])
-    return solution
+    return model._publish(solution)

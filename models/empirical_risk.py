@@ -138,6 +138,9 @@ class EmpiricalRisk(Model):
     layers: ClassVar[tuple[str, ...]] = ("matrix", "cvxpy", "pyomo")
     forms: ClassVar[tuple[str, ...]] = ("primal", "dual")
     sample_duals: ClassVar[tuple[str, ...]] = ("alpha",)
+    #: The solution's names of the coefficients and of the per-sample dual variable.
+    coef_key: ClassVar[str] = "w"
+    dual_key: ClassVar[str] = "alpha"
     convex_sample_loss: ClassVar[bool] = True
     structures: ClassVar[tuple[type[Structure], ...]] = (
         PiecewiseLinearSampleLoss,
@@ -272,6 +275,7 @@ class EmpiricalRisk(Model):
 
     def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
         """The loss arguments (margins or residuals) at ``solution``."""
+        solution = self._inside(solution)
         f, _ = self._fit(solution)
         return self.offset + self.slope * (f + scalar(solution, "intercept"))
 
@@ -282,13 +286,14 @@ class EmpiricalRisk(Model):
         :math:`f - b = K v / \rho_2` and :math:`P = v^\top K v / (2\rho_2)`
         (:math:`K = XX^\top` for the linear model, where this is :math:`w = X^\top v/\rho_2`).
         """
+        solution = self._inside(solution)
         if "w" in solution:
             w = vector(solution, "w", self.name)
             return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
-        if self._penalty.l1 > 0 or self._penalty.l2 == 0:
+        if self._penalty.l1 > 0 or self._penalty.l2 == 0 or "alpha" not in solution:
             raise ModelError(
-                f"{self.name} with {self.penalty!r} needs 'w' in the solution (w does not follow "
-                "from alpha without the ridge penalty)"
+                f"{self.name}: the solution needs {self.coef_key!r} (or {self.dual_key!r} under "
+                f"the ridge penalty); it has {sorted(self._publish_names(solution))}"
             )
         v = signs(self) * vector(solution, "alpha", self.name)
         l2 = self._penalty.l2
@@ -412,18 +417,19 @@ class EmpiricalRisk(Model):
         a = self.loss_argument(solution)
         if not self.loss.is_classification:
             return np.column_stack([a, self._y])
-        norm = float(np.linalg.norm(vector(solution, "w", self.name))) or 1.0
+        norm = float(np.linalg.norm(vector(self._inside(solution), "w", self.name))) or 1.0
         return (self._y * a / norm).reshape(-1, 1)
 
     def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
         """``w``, ``intercept`` and, when given, the lifted ``alpha`` on this model's samples."""
+        solution = self._inside(solution)
         out = {
             "w": vector(solution, "w", self.name),
             "intercept": np.array([scalar(solution, "intercept")]),
         }
         if "alpha" in solution:
             out["alpha"] = vector(solution, "alpha", self.name)
-        return out
+        return self._publish(out)
 
     # ---------------------------------------------------------------------------------- layers
     def _recover(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
@@ -440,10 +446,30 @@ class EmpiricalRisk(Model):
             with np.errstate(invalid="ignore"):
                 theta = np.clip(theta, np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0))
             solution["alpha"] = -theta if self.loss.is_classification else theta
-        return solution
+        return self._publish(solution)
 
     def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
-        return recover_dual(self, raw)
+        return self._publish(recover_dual(self, raw))
+
+    def _inside(self, solution: Solution) -> Solution:
+        """``solution`` under the names this module computes with, ``w`` and ``alpha``."""
+        if (self.coef_key, self.dual_key) == ("w", "alpha"):
+            return solution
+        names = {self.coef_key: "w", self.dual_key: "alpha"}
+        return {names.get(key, key): value for key, value in solution.items()}
+
+    def _publish_names(self, solution: Solution) -> list[str]:
+        names = {"w": self.coef_key, "alpha": self.dual_key}
+        return [names.get(key, key) for key in solution]
+
+    def _publish(self, solution: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+        """``solution`` under the class's names (:attr:`coef_key`, :attr:`dual_key`), completed."""
+        names = {"w": self.coef_key, "alpha": self.dual_key}
+        return self._complete({names.get(key, key): value for key, value in solution.items()})
+
+    def _complete(self, solution: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+        """A hook for a declaration's extra solution entries (LAD's residuals); none here."""
+        return solution
 
     def offers(self, layer: str, form: str | None = None) -> bool:
         """Whether ``layer`` and ``form`` can be built (see :meth:`form_refusal`)."""
@@ -500,6 +526,7 @@ class EmpiricalRisk(Model):
         :math:`\lVert f\rVert^2` as in :meth:`decision_function`).
         """
         f, penalty = self._fit(solution)
+        solution = self._inside(solution)
         a = self.offset + self.slope * (f + scalar(solution, "intercept"))
         return penalty + float(self.costs @ self.loss.value(a))
 
@@ -510,6 +537,7 @@ class EmpiricalRisk(Model):
         :math:`\sum_i v_i k(x_i, x) / \rho_2 + b`, :math:`v = \text{sgn}\odot\alpha`.
         """
         X = check_features(X, self.data.n_features, self.name)
+        solution = self._inside(solution)
         b = scalar(solution, "intercept")
         if "w" in solution or self.is_linear:
             w = vector(solution, "w", self.name) if "w" in solution else self._w_of(solution)
@@ -542,6 +570,7 @@ class EmpiricalRisk(Model):
         :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
         lower bound for any solution. See :mod:`optframe.models._risk_dual` for the derivation.
         """
+        solution = self._inside(solution)
         if not self.is_linear:
             return kernel_dual_bound(self, solution)
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
