@@ -17,6 +17,7 @@ from sklearn.linear_model import QuantileRegressor
 from sklearn.svm import LinearSVC, LinearSVR
 
 import optframe as of
+from optframe.conformance import assert_conforms
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.losses import (
@@ -140,6 +141,32 @@ def test_every_backend_is_certified_against_the_reference(name, backend):
         assert relative(result.objective, ref) <= 1e-6
     assert result.solution["w"].shape == (3,)
     assert result.solution["intercept"].shape == (1,)
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_every_applicable_driver_reaches_the_reference_certified(name):
+    """Each declaration through every (driver, back-end, layer, form) it offers, against Direct."""
+    checks = assert_conforms(DECLARED[name])
+    drivers = {check.label.split()[0] for check in checks[1:]}
+    piecewise_linear = DECLARED[name].loss.is_piecewise_linear
+    assert ("aid" in drivers) == piecewise_linear  # AID for every piecewise-linear loss
+    assert ("smo" in drivers) == (name == "svr")  # the box QP: ridge penalty, at most 3 pieces
+    for check in checks[1:]:
+        if check.status == "optimal":
+            assert abs(check.objective - REFERENCES[name]) <= 1e-6 * max(1.0, REFERENCES[name])
+
+
+def test_the_linear_and_kernel_svr_by_smo_and_direct():
+    """The epsilon-SVR by SMO (a kink in the box) and the kernel SVR by both."""
+    from optframe.kernels import RBF
+
+    for model in (
+        EmpiricalRisk(REG, EpsilonInsensitive(0.5), C=1.0),
+        EmpiricalRisk(REG, EpsilonInsensitive(0.5), C=1.0, kernel=RBF(gamma=0.5)),
+    ):
+        direct, smo = of.solve(model), of.solve(model, "smo")
+        assert smo.status is of.Status.OPTIMAL
+        assert smo.objective == pytest.approx(direct.objective, rel=1e-6)
 
 
 def test_layers_return_the_loss_multipliers():
