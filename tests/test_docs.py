@@ -274,7 +274,9 @@ def test_code_blocks_run(page, capsys):
     from optframe import registry
 
     registry.load_plugins()
-    models = dict(registry._MODELS)  # the tutorial registers its model: undo it afterwards
+    # the tutorial registers its model, the how-to its back-end: undo both afterwards
+    models = dict(registry._MODELS)
+    backends = {name: list(group) for name, group in registry._BACKENDS.items()}
     namespace: dict = {"__name__": f"docs.{page}"}
     try:
         for language, code in FENCE.findall(_text(page)):
@@ -283,6 +285,8 @@ def test_code_blocks_run(page, capsys):
     finally:
         registry._MODELS.clear()
         registry._MODELS.update(models)
+        registry._BACKENDS.clear()
+        registry._BACKENDS.update(backends)
     assert capsys.readouterr().out  # every page's example prints what it shows
 
 
