@@ -303,6 +303,9 @@ def _optframe_record(result: Any, wall: float, model: Any) -> dict[str, Any]:
         "compile_s": compile_s,
         "iterations": result.iterations,
         "gap": result.gap,
+        "build_s": result.timings.build,
+        "solve_s": result.timings.solve,
+        "total_s": result.timings.total,
         "driver": result.driver,
         "backend": result.backend,
     }
