@@ -1,6 +1,6 @@
 """Models: machine-learning training problems declared once (LP, QP, MIQP)."""
 
-from .dask_models import DaskLADRegression, DaskWeightedSVM
+from .dask_models import DaskLADRegression, DaskQuantileRegression, DaskWeightedSVM
 from .empirical_risk import EmpiricalRisk
 from .knowledge_svm import KnowledgeBasedSVM, KnowledgeSet
 from .l2svm import L2SVM
@@ -13,6 +13,7 @@ from .weighted_svm import WeightedSVM
 __all__ = [
     "L2SVM",
     "DaskLADRegression",
+    "DaskQuantileRegression",
     "DaskWeightedSVM",
     "EmpiricalRisk",
     "KnowledgeBasedSVM",

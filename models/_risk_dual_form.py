@@ -105,7 +105,7 @@ def build_dual_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
         balance = sp.csc_array(np.ones((1, n)) @ D)
         rows.append(sp.hstack([balance, sp.csc_array((1, width - k * n))], format="csc"))
         start = sum(block.shape[0] for block in rows[:-1])
-        constraints["intercept"] = slice(start, start + 1)
+        constraints[model.intercept_row] = slice(start, start + 1)
         row_lo.append(np.zeros(1))
     A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
     bounds = np.concatenate(row_lo) if row_lo else np.zeros(0)
@@ -168,7 +168,7 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
         start = sum(block.shape[0] for block in rows)
         balance = sp.csc_array(np.ones((1, n)) @ D)
         rows.append(sp.hstack([balance, sp.csc_array((1, width - K * n))], format="csc"))
-        constraints["intercept"] = slice(start, start + 1)
+        constraints[model.intercept_row] = slice(start, start + 1)
         bounds.append(np.array([-float(v0.sum())]))
     A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
     rhs = np.concatenate(bounds) if bounds else np.zeros(0)
@@ -213,7 +213,7 @@ def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
         factor = _psd_factor(model.kernel_matrix())
         reward = reward - cp.sum_squares(factor.T @ v) / (2.0 * pen.l2)
     if model.fit_intercept:
-        constraints["intercept"] = balance = cp.sum(v) == 0
+        constraints[model.intercept_row] = balance = cp.sum(v) == 0
         cons.append(balance)
     problem = cp.Problem(cp.Maximize(reward), cons)
     return problem, {"blocks": blocks}, constraints

@@ -126,20 +126,29 @@ def build_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     if fi:
         variables["intercept"] = slice(w_size, w_size + 1)
     start = w_size + fi
+    # an outer segment of slope 0 costs nothing: it becomes the row's slack (the hinge's
+    # y f + xi >= 1), one column fewer per sample
+    row_lower, row_upper = p - kinks[0], p - kinks[0]
+    if slopes[-1] == 0.0:
+        row_lower = np.full(n, -np.inf)
+    if slopes[0] == 0.0:
+        row_upper = np.full(n, np.inf)
     for k, slope in enumerate(slopes):
+        if slope == 0.0 and k in (0, slopes.size - 1):
+            continue
         blocks.append(-eye(n) if k == 0 else eye(n))
         costs.append(c * (-slope if k == 0 else slope))
         lower.append(np.zeros(n))
         upper.append(np.full(n, widths[k]))
         variables[f"segment_{k}"] = slice(start, start + n)
         start += n
-    width = w_size + fi + slopes.size * n
+    width = start
     hessian = np.r_[np.full(w_size, pen.l2), np.zeros(width - w_size)]
     problem = MatrixProblem(
         c=np.concatenate(costs),
         A=sp.hstack(blocks, format="csc"),
-        row_lower=p - kinks[0],
-        row_upper=p - kinks[0],
+        row_lower=row_lower,
+        row_upper=row_upper,
         lower=np.concatenate(lower),
         upper=np.concatenate(upper),
         P=_diag(hessian) if pen.l2 > 0 else None,

@@ -107,8 +107,7 @@ def linear_box_dual(model: EmpiricalRisk) -> LinearBoxDual:
     """The :class:`LinearBoxDual` of a two-piece loss under the ridge penalty, no intercept."""
     (kink,), _ = model.loss.linear_pieces
     sgn = signs(model)
-    X = model.data.X
-    Z = (sp.diags(sgn) @ sp.csr_array(X)).tocsr() if sp.issparse(X) else X * sgn[:, None]
+    Z = box_rows(model)
     target = np.full(sgn.shape, kink) if model.loss.is_classification else model.offset - kink
     lower, upper = dual_box(model)
     return LinearBoxDual(
@@ -122,6 +121,30 @@ def linear_box_dual(model: EmpiricalRisk) -> LinearBoxDual:
         parameter="C",
         reduced=FixedSampleDual.reducing(model.name),
     )
+
+
+# Z = diag(sgn) X of the last data set asked for: along a C path every value's model (and its
+# reduced problems) shares the Dataset, so Z is formed once and the DCD driver's per-matrix
+# preparation is reused. Z depends only on the data and the loss's kind; the entry goes with
+# the data.
+_BOX_ROWS: dict[tuple[int, bool], tuple[Any, Any]] = {}
+
+
+def box_rows(model: EmpiricalRisk) -> Any:
+    r""":math:`Z = \mathrm{diag}(\text{sgn})\, X` (sparse stays sparse), cached per data set."""
+    import weakref
+
+    data = model.data
+    key = (id(data), model.loss.is_classification)
+    entry = _BOX_ROWS.get(key)
+    if entry is not None and entry[0]() is data:
+        return entry[1]
+    sgn, X = signs(model), data.X
+    Z = (sp.diags_array(sgn) @ sp.csr_array(X)).tocsr() if sp.issparse(X) else X * sgn[:, None]
+    _BOX_ROWS.clear()
+    _BOX_ROWS[key] = (weakref.ref(data), Z)
+    weakref.finalize(data, _BOX_ROWS.pop, key, None)
+    return Z
 
 
 def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:

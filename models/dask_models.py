@@ -49,23 +49,35 @@ MEDIAN_GATHER = 200_000
 # ----------------------------------------------------------------------- per-chunk kernels
 @dataclass(frozen=True)
 class AbsoluteLossChunks:
-    r"""LAD's per-sample structure, evaluated on one chunk (picklable: no data).
+    r"""A residual loss :math:`\max(g_- r, g_+ r)` per sample, evaluated on one chunk (no data).
 
     Loss argument :math:`r_i = y_i - x_i^\top\beta - b`, pieces :math:`[r_i > 0]`, embedding
     :math:`(r_i, y_i)`, one group; the same expressions, in the same order of operations, as
-    :class:`~optframe.models.LADRegression`.
+    :class:`~optframe.models.LADRegression` (slopes :math:`\mp 1`, the absolute loss) or the
+    quantile regression ``EmpiricalRisk(data, Pinball(tau), penalty=None)`` (slopes
+    :math:`\tau - 1, \tau`; its names ``w`` and ``alpha``).
     """
 
     fit_intercept: bool = True
+    below: float = -1.0
+    above: float = 1.0
+    coef: str = "beta"
+    sample_dual: str = "theta"
+    owner: str = "LADRegression"
     n_groups: ClassVar[int] = 1
     n_pieces: ClassVar[int] = 2
-    sample_dual: ClassVar[str] = "theta"
     per_sample: ClassVar[str] = "residual"
 
     def params(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
-        """``beta`` and ``intercept`` of ``solution`` (the intercept 0 when absent)."""
-        beta = vector(solution, "beta", "LADRegression")
-        return {"beta": beta, "intercept": np.array([scalar(solution, "intercept")])}
+        """The coefficients and ``intercept`` of ``solution`` (the intercept 0 when absent)."""
+        beta = vector(solution, self.coef, self.owner)
+        return {self.coef: beta, "intercept": np.array([scalar(solution, "intercept")])}
+
+    def loss(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
+        r""":math:`\max(g_- r, g_+ r)`; the absolute value when the slopes are -1 and 1."""
+        if (self.below, self.above) == (-1.0, 1.0):
+            return np.abs(r)
+        return np.maximum(self.below * r, self.above * r)
 
     def groups(self, y: NDArray[np.float64]) -> NDArray[np.int64]:
         """One group."""
@@ -75,19 +87,19 @@ class AbsoluteLossChunks:
         self, X: Any, y: NDArray, w: NDArray, params: dict[str, NDArray]
     ) -> tuple[NDArray[np.float64], float]:
         r"""The loss arguments and :math:`\sum_i w_i \lvert r_i\rvert` of the chunk."""
-        fitted = np.asarray(X @ params["beta"], dtype=np.float64)
+        fitted = np.asarray(X @ params[self.coef], dtype=np.float64)
         b = float(params["intercept"][0])
         argument = y - (fitted + b)
-        return argument, float(w @ np.abs(y - fitted - b))
+        return argument, float(w @ self.loss(y - fitted - b))
 
     def embedding(self, X: Any, y: NDArray, params: dict[str, NDArray]) -> NDArray[np.float64]:
         """``(residual, y)`` per sample."""
-        fitted = np.asarray(X @ params["beta"], dtype=np.float64)
+        fitted = np.asarray(X @ params[self.coef], dtype=np.float64)
         return np.column_stack([y - (fitted + float(params["intercept"][0])), y])
 
     def values(self, X: Any, y: NDArray, params: dict[str, NDArray]) -> NDArray[np.float64]:
         """The residuals as the solution reports them."""
-        return y - X @ params["beta"] - float(params["intercept"][0])
+        return y - X @ params[self.coef] - float(params["intercept"][0])
 
     def regularizer(self, params: dict[str, NDArray]) -> float:
         """None: 0."""
@@ -225,11 +237,13 @@ def _lad_dual_step(
     corrections: tuple[NDArray, ...],
     gram: bool,
     final: bool,
+    box: tuple[float, float] = (-1.0, 1.0),
 ) -> tuple[Any, ...]:
-    """One pass of :func:`~optframe.models._certificate.project_null` on a chunk.
+    """One pass of :func:`~optframe.duality.project_null` on a chunk.
 
     ``theta`` minus ``A c`` for each correction ``c`` (free rows: positive weight), then either
-    ``(A'theta, A'A or None)`` or, when ``final``, ``(max |theta_i| / w_i, y'theta)``.
+    ``(A'theta, A'A or None)`` or, when ``final``, ``(the largest theta_i / end of its box
+    [box[0] w_i, box[1] w_i], y'theta)``.
     """
     free = w > 0
     A = _with_ones(X, fit_intercept)[free]
@@ -237,7 +251,11 @@ def _lad_dual_step(
     for c in corrections:
         part = part - np.asarray(A @ c).reshape(-1)
     if final:
-        excess = float(np.max(np.abs(part) / w[free])) if part.size else 0.0
+        if box == (-1.0, 1.0):
+            ratio = np.abs(part) / w[free]
+        else:
+            ratio = np.where(part > 0, part / (box[1] * w[free]), part / (box[0] * w[free]))
+        excess = float(np.max(ratio)) if part.size else 0.0
         return excess, float(y[free] @ part)
     rhs = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
     if not gram:
@@ -274,10 +292,11 @@ def _hinge_alpha(X: Any, y: NDArray, w: NDArray, lo: int, loss: Any, params: dic
 
 
 def _sign_theta(X: Any, y: NDArray, w: NDArray, lo: int, loss: Any, params: dict) -> NDArray:
-    """``w_i sign(r_i)``, 0 on the kink (|r_i| <= 1e-9 max(1, |y|))."""
+    """The loss's slope times ``w_i``: 0 on the kink (|r_i| <= 1e-9 max(1, |y|))."""
     residual = loss.evaluate(X, y, w, params)[0]
     tol = 1e-9 * max(1.0, float(np.max(np.abs(y))) if y.size else 1.0)
-    return np.where(np.abs(residual) <= tol, 0.0, w * np.sign(residual))
+    slope = np.where(residual > 0, loss.above, loss.below)
+    return np.where(np.abs(residual) <= tol, 0.0, w * slope)
 
 
 def _range(X: Any, y: NDArray, w: NDArray, lo: int) -> tuple[float, float, float]:
@@ -520,25 +539,26 @@ class DaskLADRegression(_ChunkedSampleModel):
         passes over the chunks, whatever the number of samples.
         """
         data, loss = self.data, self.chunk_loss
-        if "theta" in solution:
-            theta = _chunk_of(solution["theta"], data, "theta")
+        box = (loss.below, loss.above)
+        if loss.sample_dual in solution:
+            theta = _chunk_of(solution[loss.sample_dual], data, loss.sample_dual)
         else:
             params = loss.params(solution)
             theta = data.chunk_tasks(_sign_theta, loss, params)
         need_gram = "gram" not in self._cache
         first = data.map_chunks(
-            _lad_dual_step, self.fit_intercept, (), need_gram, False, per_chunk=[theta]
+            _lad_dual_step, self.fit_intercept, (), need_gram, False, box, per_chunk=[theta]
         )
         if need_gram:
             self._cache["gram"] = sum(g for _, g in first)
         gram = self._cache["gram"]
         c1 = solve_normal(gram, sum(r for r, _ in first))
         second = data.map_chunks(
-            _lad_dual_step, self.fit_intercept, (c1,), False, False, per_chunk=[theta]
+            _lad_dual_step, self.fit_intercept, (c1,), False, False, box, per_chunk=[theta]
         )
         c2 = solve_normal(gram, sum(r for r, _ in second))
         final = data.map_chunks(
-            _lad_dual_step, self.fit_intercept, (c1, c2), False, True, per_chunk=[theta]
+            _lad_dual_step, self.fit_intercept, (c1, c2), False, True, box, per_chunk=[theta]
         )
         excess = max(e for e, _ in final)
         value = float(sum(v for _, v in final))
@@ -556,6 +576,65 @@ class DaskLADRegression(_ChunkedSampleModel):
             total = sum(self.data.map_chunks(_absolute_sum, center))
             self._cache["floor"] = 1e-3 * float(total)
         return self._cache["floor"]
+
+
+@dataclass(frozen=True, eq=False)
+class DaskQuantileRegression(DaskLADRegression):
+    r"""Weighted quantile regression at level :math:`\tau` on data in row chunks (Dask).
+
+    .. math::
+
+        \min_{w,\, b} \; \sum_{i=1}^n s_i\, \rho_\tau(y_i - x_i^\top w - b),
+        \qquad \rho_\tau(r) = \max(\tau r, (\tau - 1) r)
+
+    The problem of ``EmpiricalRisk(data, Pinball(tau), penalty=None)``, with its names (``w``,
+    ``alpha``); solve it with :class:`~optframe.drivers.AggregateDisaggregate`. Everything is
+    :class:`DaskLADRegression`'s with the slopes :math:`\tau - 1, \tau`: the dual point
+    :math:`\alpha \in [(\tau - 1) s, \tau s]` is projected onto
+    :math:`\{X^\top\alpha = 0, \mathbf 1^\top\alpha = 0\}` and scaled into its box, and the
+    bound is :math:`y^\top\alpha` (the pinball loss's conjugate is 0 on its box).
+
+    Parameters
+    ----------
+    data : DaskDataset
+        Features (dense or sparse chunks), targets and, optionally, the weights :math:`s`.
+    tau : float
+        The quantile level, in (0, 1).
+    fit_intercept : bool
+        Whether to fit :math:`b`.
+
+    Raises
+    ------
+    DataError
+        If ``data`` is not a DaskDataset or has no ``y``.
+    ModelError
+        If ``tau`` is not in (0, 1) or ``fit_intercept`` is not a bool.
+    """
+
+    tau: float = 0.5
+    fit_intercept: bool = True
+
+    def __post_init__(self) -> None:
+        from optframe.losses import Pinball
+
+        object.__setattr__(self, "tau", Pinball(self.tau).tau)  # ModelError outside (0, 1)
+        super().__post_init__()
+
+    @property
+    def chunk_loss(self) -> AbsoluteLossChunks:
+        """The pinball loss's per-chunk kernels."""
+        return AbsoluteLossChunks(
+            self.fit_intercept, self.tau - 1.0, self.tau, "w", "alpha", "EmpiricalRisk"
+        )
+
+    def with_data(self, data: Dataset) -> Model:
+        """``EmpiricalRisk(data, Pinball(tau), penalty=None)``: AID's aggregated problems."""
+        from optframe.losses import Pinball
+
+        from .empirical_risk import EmpiricalRisk
+
+        loss = Pinball(self.tau)
+        return EmpiricalRisk(data, loss, penalty=None, fit_intercept=self.fit_intercept)
 
 
 @dataclass(frozen=True, eq=False)

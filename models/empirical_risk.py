@@ -2,6 +2,7 @@ r"""Regularized empirical risk: a PLQ loss and a penalty composed into a model w
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from optframe.capabilities import (
     Structure,
 )
 from optframe.data import Dataset
+from optframe.data.aggregate import aggregate_samples
 from optframe.errors import DataError, ModelError
-from optframe.kernels import Kernel, Linear, as_kernel
+from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.losses import PLQLoss
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
 from optframe.penalties import L2, Penalty, as_penalty
@@ -141,6 +143,8 @@ class EmpiricalRisk(Model):
     #: The solution's names of the coefficients and of the per-sample dual variable.
     coef_key: ClassVar[str] = "w"
     dual_key: ClassVar[str] = "alpha"
+    #: The name of the dual form's row :math:`\mathbf 1^\top v = 0` (its dual is :math:`-b`).
+    intercept_row: ClassVar[str] = "intercept"
     convex_sample_loss: ClassVar[bool] = True
     structures: ClassVar[tuple[type[Structure], ...]] = (
         PiecewiseLinearSampleLoss,
@@ -200,10 +204,16 @@ class EmpiricalRisk(Model):
                 f"{{-1, +1}}; y also holds {shown}. Map 0/1 labels with y = 2 * y - 1."
             )
         for label in (1.0, -1.0):
-            if not np.any(self._s[y == label] > 0):
+            members = y == label
+            if not members.any():
                 raise DataError(
-                    f"{self.name} with a classification loss needs both classes; class "
-                    f"{label:+g} has no sample with positive weight."
+                    f"{self.name} needs both classes; class {label:+g} is missing from y "
+                    f"(all {y.size} labels are {-label:+g})."
+                )
+            if not np.any(self._s[members] > 0):
+                raise DataError(
+                    f"{self.name}: class {label:+g} has zero total sample weight; each class "
+                    "needs a sample with positive weight."
                 )
 
     # ----------------------------------------------------------------------------------- parts
@@ -357,11 +367,6 @@ class EmpiricalRisk(Model):
                 "linear piece, and the box duals have no quadratic term per sample)"
             )
         if kind is PiecewiseLinearSampleLoss:
-            if not self.is_linear:
-                return (
-                    f"with {self._kernel!r} the clusters' means live in feature space; "
-                    "AggregateDisaggregate is offered for the linear model"
-                )
             return None
         if (pen.l1, pen.l2) != (0.0, 1.0):
             return f"{kind.__name__} is the dual under the penalty L2(); got {self.penalty!r}"
@@ -376,12 +381,13 @@ class EmpiricalRisk(Model):
                 return f"the loss {loss!r} has {kinks.size + 1} pieces; the box QP allows 3"
             return None
         if not self.is_linear:
-            return f"the box dual is for the linear model (w = Z'alpha); got {self._kernel!r}"
+            return f"the box dual is for the linear kernel (w = Z'alpha); got {self._kernel!r}"
         if self.fit_intercept:
             return (
-                "fit_intercept=True adds an equality row to the dual, which coordinate steps and "
-                "the screening rules cannot keep; use fit_intercept=False (and a constant "
-                "feature if wanted)"
+                "fit_intercept=True adds the equality row 1'v = 0 to the dual: coordinate steps "
+                "cannot keep it, and the DVI/SSNSV rules are proved for the model without "
+                "intercept (a dual feasible set that is a box); use fit_intercept=False and, if "
+                "wanted, a constant feature"
             )
         if kinks.size != 1 or float(loss.value(kinks)[0]) != 0.0:
             return f"the box dual needs a two-piece loss that is 0 at its kink; got {loss!r}"
@@ -389,17 +395,34 @@ class EmpiricalRisk(Model):
 
     def _structure(self, kind: type[Structure]) -> Structure:
         if kind is PiecewiseLinearSampleLoss:
-            return PiecewiseLinearSampleLoss(self)
+            return PiecewiseLinearSampleLoss(self, aggregate=self.aggregate)
         if kind is BoxQPDual:
             return box_qp_dual(self)
         return linear_box_dual(self)
 
     # ------------------------------------------------------ piecewise-linear sample structure
     def with_data(self, data: Dataset) -> EmpiricalRisk:
-        """The same model (loss, penalty, C, intercept) on other samples, weighted by ``data``."""
-        return EmpiricalRisk(
-            data, self.loss, penalty=self.penalty, C=self.C, fit_intercept=self.fit_intercept
+        """The same model (every parameter) on other samples, weighted by ``data``."""
+        return dataclasses.replace(self, data=data, sample_weight=None)
+
+    def aggregate(self, labels: NDArray[np.int64], k: int) -> EmpiricalRisk:
+        r"""The same model on the weighted means of the clusters ``labels`` (ids ``0..k-1``).
+
+        Linear model: the input-space centroids. With a kernel the means live in feature space
+        (Appendix B of Park and Klabjan): the aggregated model's points are the cluster ids and
+        its kernel is :class:`~optframe.kernels.ClusterMeanKernel`, :math:`\bar K = A K A^\top`.
+        """
+        centroids = aggregate_samples(self.data, self._s, labels, k)
+        if self.is_linear:
+            return self.with_data(centroids)
+        ids = Dataset(
+            X=np.arange(k, dtype=np.float64).reshape(-1, 1),
+            y=centroids.y,
+            sample_weight=centroids.sample_weight,
+            name=centroids.name,
         )
+        kernel = ClusterMeanKernel(self._kernel, self.data.X, self._s, labels, k)
+        return dataclasses.replace(self, data=ids, sample_weight=None, kernel=kernel)
 
     def sample_groups(self) -> NDArray[np.int64]:
         """The class of each sample for a margin loss (centroids keep one label), else one."""
@@ -417,16 +440,16 @@ class EmpiricalRisk(Model):
         a = self.loss_argument(solution)
         if not self.loss.is_classification:
             return np.column_stack([a, self._y])
-        norm = float(np.linalg.norm(vector(self._inside(solution), "w", self.name))) or 1.0
+        _, penalty = self._fit(solution)
+        norm = math.sqrt(2.0 * penalty) or 1.0
         return (self._y * a / norm).reshape(-1, 1)
 
     def complete_solution(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
         """``w``, ``intercept`` and, when given, the lifted ``alpha`` on this model's samples."""
         solution = self._inside(solution)
-        out = {
-            "w": vector(solution, "w", self.name),
-            "intercept": np.array([scalar(solution, "intercept")]),
-        }
+        out = {"intercept": np.array([scalar(solution, "intercept")])}
+        if self.is_linear:
+            out["w"] = vector(solution, "w", self.name)
         if "alpha" in solution:
             out["alpha"] = vector(solution, "alpha", self.name)
         return self._publish(out)
@@ -479,12 +502,15 @@ class EmpiricalRisk(Model):
     def form_refusal(self, layer: str, form: str) -> str | None:
         """Why ``form`` in ``layer`` is not offered by this instance, or ``None``."""
         if form == "primal" and not self.is_linear:
-            return f"the primal form needs the linear model; with {self._kernel!r} use 'dual'"
+            return f"the primal form needs the linear kernel; with {self._kernel!r} use 'dual'"
         if form == "dual":
             if self._penalty.l1 > 0:
                 return f"the dual form is for the ridge penalty or none; got {self.penalty!r}"
             if layer == "pyomo" and not (self.is_linear and self.loss.is_piecewise_linear):
-                return "the pyomo dual is stated for a linear model with a piecewise-linear loss"
+                return (
+                    "the pyomo layer states the dual for a linear model with a piecewise-linear "
+                    "loss; use the matrix or cvxpy layer"
+                )
         return None
 
     def build(self, layer: str, form: str | None = None) -> Formulation:

@@ -17,9 +17,12 @@ import optframe as of
 from optframe.data import DaskDataset, Dataset, load_dataset, make_lad_set_a
 from optframe.drivers import AggregateDisaggregate
 from optframe.errors import DataError, IncompatibleDriver
+from optframe.losses import Pinball
 from optframe.models import (
     DaskLADRegression,
+    DaskQuantileRegression,
     DaskWeightedSVM,
+    EmpiricalRisk,
     LADRegression,
     WeightedSVM,
     dask_models,
@@ -90,6 +93,27 @@ def test_lad_on_chunks_is_the_in_memory_solve(lad):
     assert model.objective_floor() == pytest.approx(in_memory.objective_floor(), rel=1e-12)
 
 
+@pytest.mark.parametrize("tau", [0.1, 0.75])
+def test_quantile_regression_on_chunks_is_the_in_memory_solve(client, tau):
+    reference = of.solve(EmpiricalRisk(LAD_DATA, Pinball(tau), penalty=None), "aid")
+    model = DaskQuantileRegression(DaskDataset.from_dataset(LAD_DATA, 5_000), tau=tau)
+    result = of.solve(model, AggregateDisaggregate())
+    assert_same(result, reference)
+    np.testing.assert_allclose(result.solution["w"], reference.solution["w"], rtol=1e-9)
+    alpha = result.solution["alpha"].compute()
+    assert np.all((alpha >= (tau - 1.0) - 1e-12) & (alpha <= tau + 1e-12))  # the pinball's box
+    np.testing.assert_allclose(alpha, reference.solution["alpha"], atol=1e-9)
+    # the chunk-wise bound is a bound, and tight at the lifted dual point
+    in_memory = EmpiricalRisk(LAD_DATA, Pinball(tau), penalty=None)
+    assert model.dual_bound(result.solution) <= reference.objective * (1 + 1e-12)
+    assert model.dual_bound(result.solution) == pytest.approx(reference.objective, rel=1e-7)
+    assert model.objective(result.solution) == pytest.approx(
+        in_memory.objective(reference.solution), rel=1e-12
+    )
+    with pytest.raises(of.ModelError, match="tau"):
+        DaskQuantileRegression(DaskDataset.from_dataset(LAD_DATA, 5_000), tau=1.0)
+
+
 def test_weighted_median_by_histograms(client, monkeypatch):
     rng = np.random.default_rng(4)
     data = Dataset(
@@ -126,9 +150,11 @@ def test_svm_on_sparse_chunks_of_a1a(client):
     np.testing.assert_allclose(result.solution["w"], reference.solution["w"], atol=1e-8)
     alpha = result.solution["alpha"].compute()
     np.testing.assert_allclose(alpha, reference.solution["alpha"], atol=1e-8)
-    assert model.dual_bound(result.solution) == pytest.approx(
-        WeightedSVM(data, C=1.0).dual_bound(reference.solution), rel=1e-12
-    )
+    # the chunk-wise bound repairs the same alpha as the in-memory one, which also tries the
+    # hinge's subgradient: equal to the certificate's tolerance, never above it
+    in_memory = WeightedSVM(data, C=1.0).dual_bound(reference.solution)
+    assert model.dual_bound(result.solution) == pytest.approx(in_memory, rel=1e-8)
+    assert model.dual_bound(result.solution) <= in_memory + 1e-12 * abs(in_memory)
     # without the duals the bound is the hinge's subgradient's: valid, looser
     primal = {k: v for k, v in result.solution.items() if k != "alpha"}
     assert model.dual_bound(primal) <= reference.objective

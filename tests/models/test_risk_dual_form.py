@@ -85,13 +85,22 @@ def test_forms_that_do_not_exist_are_refused_by_name():
     kernel_model = EmpiricalRisk(LAD, Absolute(), kernel=RBF(gamma=1.0))
     assert kernel_model.default_form == "dual"
     assert not kernel_model.offers("matrix", "primal")
-    with pytest.raises(ModelError, match="primal form needs the linear model"):
+    with pytest.raises(ModelError, match="primal form needs the linear kernel"):
         kernel_model.build("matrix", "primal")
     lasso = EmpiricalRisk(LAD, Absolute(), penalty=L1())
     assert not lasso.offers("matrix", "dual")
     with pytest.raises(ModelError, match="ridge penalty or none"):
         lasso.build("cvxpy", "dual")
-    with pytest.raises(ModelError, match="pyomo dual is stated for a linear model"):
+    with pytest.raises(ModelError, match="pyomo layer states the dual"):
         EmpiricalRisk(LAD, Huber(1.0), penalty=L2()).build("pyomo", "dual")
-    with pytest.raises(of.IncompatibleDriver, match="feature space"):
-        of.solve(kernel_model, "aid")
+    with pytest.raises(of.IncompatibleDriver, match="quadratic pieces"):
+        of.solve(EmpiricalRisk(LAD, Huber(1.0), kernel=RBF(gamma=1.0)), "aid")
+
+
+def test_aid_aggregates_a_kernel_model_in_feature_space():
+    model = EmpiricalRisk(LAD, EpsilonInsensitive(0.2), C=2.0, kernel=RBF(gamma=0.5))
+    direct = of.solve(model)
+    aid = of.solve(model, "aid")
+    assert aid.status is of.Status.OPTIMAL
+    assert aid.objective == pytest.approx(direct.objective, rel=1e-6)
+    assert aid.history[0].extras["clusters"] < LAD.n_samples
