@@ -161,6 +161,57 @@ def highs_lad_dual(
     )
 
 
+def highs_optframe_lp(model: Any, solver: str = "ipm") -> PeerFit:
+    r"""The LAD dual LP that optframe builds (``model.build("matrix", "dual")``), by highspy.
+
+    A diagnostic: the LP that ``optframe.solve`` hands to HiGHS, without optframe's recovery and
+    certificate, beside :func:`highs_lad_dual` (the textbook LP). The timer covers the solve
+    only (the build is optframe's). :math:`(\beta, b)` are minus the duals of the equality rows,
+    as in :func:`highs_lad_dual` (the two LPs have the same matrix and costs).
+    """
+    import highspy
+
+    from optframe.c_output import hide_highs_banner
+
+    hide_highs_banner()
+    highspy.Highs.resetGlobalScheduler(True)
+    problem = model.build("matrix", "dual").problem
+    m = problem.n_rows - 1
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = problem.n_variables, problem.n_rows
+    lp.offset_ = float(problem.offset)
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = problem.c, problem.lower, problem.upper
+    lp.row_lower_, lp.row_upper_ = problem.row_lower, problem.row_upper
+    A = problem.A.tocsc() if hasattr(problem.A, "tocsc") else problem.A
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("threads", 1)
+    highs.setOptionValue("solver", solver)
+    highs.passModel(lp)
+    start = time.perf_counter()
+    run_status = highs.run()
+    seconds = time.perf_counter() - start
+    status = highs.modelStatusToString(highs.getModelStatus()).lower().replace(" ", "_")
+    if run_status == highspy.HighsStatus.kError:
+        status = f"error ({status})"
+    row_dual = np.asarray(highs.getSolution().row_dual, dtype=np.float64)
+    if row_dual.size != m + 1:
+        row_dual = np.full(m + 1, np.nan)
+    info = highs.getInfo()
+    return PeerFit(
+        solution={"beta": -row_dual[:m], "intercept": np.array([-row_dual[m]])},
+        seconds=seconds,
+        status=status,
+        iterations=int(info.ipm_iteration_count),
+        extra={
+            "lp_row_rhs_max": float(np.max(np.abs(problem.row_lower))),
+            "lp_lower_min": float(np.min(problem.lower)),
+        },
+    )
+
+
 def pyfixest_quantreg(X: np.ndarray, y: np.ndarray, method: str, seed: int = 0) -> PeerFit:
     """``pyfixest.quantreg("y ~ x0 + ...", frame, quantile=0.5, method=method)``.
 

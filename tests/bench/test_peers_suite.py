@@ -272,3 +272,13 @@ def test_a_run_stopped_at_a_limit_has_its_objective_compared_but_never_succeeds(
     row = {r.method: r for r in ps.cell_table(records, peers.problem_key)}["highspy pdlp"]
     assert row.seconds is None
     assert row.objective == pytest.approx(10.0 - 1e-9)
+
+
+def test_optframes_own_lp_by_highspy_maps_to_the_same_optimum():
+    data = _lad_data()
+    model = LADRegression(data)
+    textbook = pm.highs_lad_dual(np.asarray(data.X), data.y, "ipm")
+    own = pm.highs_optframe_lp(model, "ipm")
+    assert own.status == "optimal"
+    expected = peers.recompute(model, textbook.solution)["objective"]
+    assert peers.recompute(model, own.solution)["objective"] == pytest.approx(expected, rel=1e-9)

@@ -9,7 +9,9 @@ Jobs (``job`` key), each on the same problem for every method:
   ``344_mv`` (40,768 x 10, PMLB) that the AID suite also uses. Methods: ``optframe aid``
   (``AggregateDisaggregate()``), ``optframe default`` (``of.solve(model)``, Direct on the dual LP
   with HiGHS's own choice of algorithm), ``optframe direct ipm`` (the same with
-  ``solver_options={"solver": "ipm"}``, the by-hand configuration), pyfixest's
+  ``solver_options={"solver": "ipm"}``, the by-hand configuration), ``optframe LP by highspy
+  ipm`` (a diagnostic: the LP optframe builds, ``model.build("matrix", "dual")``, passed to
+  highspy by hand, solve only), pyfixest's
   ``quantreg(quantile=0.5, method="pfn" | "fn", vcov="iid")``, highspy on the LAD dual LP
   assembled by hand (``solver="ipm"``, ``"hipo"``, ``"pdlp"`` with a time limit of
   ``PDLP_LIMIT``), and scikit-learn's ``QuantileRegressor(alpha=0, solver="highs")`` at 40k x
@@ -106,6 +108,7 @@ LAD_METHODS = (
     "optframe aid",
     "optframe default",
     "optframe direct ipm",
+    "optframe LP by highspy ipm",
     "pyfixest pfn",
     "pyfixest fn",
     "highspy ipm",
@@ -140,6 +143,7 @@ _LAD_PER_NM = {
     "optframe aid": 8e-7,
     "optframe default": 8.4e-6,
     "optframe direct ipm": 3.6e-6,
+    "optframe LP by highspy ipm": 3.6e-6,
     "pyfixest pfn": 5e-7,
     "pyfixest fn": 5.4e-7,
     "highspy ipm": 3.6e-6,
@@ -345,6 +349,8 @@ def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
 
     model = LADRegression(data)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+    if method == "optframe LP by highspy ipm":
+        return _peer_record(pm.highs_optframe_lp(model, "ipm"), model)
     if method.startswith("optframe"):
         driver = AggregateDisaggregate() if method == "optframe aid" else "direct"
         options = {"solver": "ipm"} if method == "optframe direct ipm" else None
