@@ -327,7 +327,12 @@ def test_parameter_tables_match_the_code():
         "models/regularized_lad.md": [m.RegularizedLAD],
         "drivers/direct.md": [d.Direct],
         "drivers/aid.md": [d.AggregateDisaggregate],
-        "drivers/aid_dask.md": [DaskDataset, m.DaskLADRegression, m.DaskWeightedSVM],
+        "drivers/aid_dask.md": [
+            DaskDataset,
+            m.DaskLADRegression,
+            m.DaskQuantileRegression,
+            m.DaskWeightedSVM,
+        ],
         "drivers/smo.md": [d.SMO],
         "drivers/frank_wolfe.md": [d.FrankWolfe],
         "drivers/cvm.md": [d.CoreVectorMachine],
