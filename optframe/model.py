@@ -284,6 +284,17 @@ class Model(abc.ABC):
         """The model's class name."""
         return type(self).__name__
 
+    @property
+    def is_linear(self) -> bool:
+        """Whether the model is linear in the features; a model with a kernel says so here."""
+        return True
+
+    @property
+    def n_samples(self) -> int:
+        """The number of training samples in the model's ``data`` (0 for a model without)."""
+        data = self.__dict__.get("data")
+        return int(data.n_samples) if data is not None else 0
+
     def build(self, layer: str, form: str | None = None) -> Formulation:
         """Build the model's problem in ``layer``.
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from optframe.backend import SolveOptions
 from optframe.certificate import certify, resolve_gap_tol
+from optframe.drivers.auto import choose
 from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
@@ -30,7 +32,9 @@ def _driver(driver: Driver | str) -> Driver:
     try:
         return known[driver.lower()]()
     except KeyError:
-        raise UnknownDriver(f"unknown driver {driver!r}; known drivers: {sorted(known)}") from None
+        raise UnknownDriver(
+            f"unknown driver {driver!r}; known drivers: {['auto', *sorted(known)]}"
+        ) from None
 
 
 def _count(value: Any, name: str) -> int | None:
@@ -97,7 +101,7 @@ def _check_arguments(
 
 def solve(
     model: Model,
-    driver: Driver | str = "direct",
+    driver: Driver | str = "auto",
     backend: str = "auto",
     *,
     tol: float | None = None,
@@ -116,7 +120,10 @@ def solve(
     model : Model
         The problem, declared once (see :mod:`optframe.models`).
     driver : Driver or str
-        ``"direct"`` (default) or a driver instance such as ``AggregateDisaggregate()``.
+        ``"auto"`` (default: chosen from the model's structures and size by measured rules,
+        :mod:`optframe.drivers.auto`; ``Result.driver`` says what ran and
+        ``stats["auto_rule"]`` why), a registered name (``"direct"``, ``"aid"``, ``"smo"``, ...)
+        or a driver instance such as ``AggregateDisaggregate()``.
     backend : str
         ``"auto"`` (the reference solver of the problem class: LP -> HiGHS, QP -> Clarabel,
         MIQP -> SCIP), a solver name (``"highs"``, ``"osqp"``, ``"clarabel"``, ``"scip"``) or
@@ -171,7 +178,12 @@ def solve(
     )
     tol, max_iter, time_limit = checked["tol"], checked["max_iter"], checked["time_limit"]
     threads, verbose = checked["threads"], bool(verbose)
-    chosen = _driver(driver)
+    rule = None
+    if isinstance(driver, str) and driver.lower() == "auto":
+        choice = choose(model, backend if isinstance(backend, str) else "auto")
+        chosen, rule = choice.driver, choice.rule
+    else:
+        chosen = _driver(driver)
     chosen.check(model)
     options = SolveOptions(
         tol=tol,
@@ -184,4 +196,6 @@ def solve(
     )
     result = chosen.run(model, RunContext(backend=backend, options=options, callback=callback))
     explicit = gap_tol is not None or tol is not None
+    if rule is not None:
+        result = replace(result, stats={**result.stats, "auto_rule": rule})
     return certify(model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit))

@@ -49,7 +49,9 @@ class KnowledgeBasedSVMClassifier(BinaryClassifier):
         :math:`\rho \ge 0`, the weight of the squared Farkas residuals.
     rho_hinge : float, optional
         :math:`\rho_h \ge 0` (default ``rho``).
-    driver : str or Driver, default="direct"
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise
         ``"direct"`` or ``optframe.drivers.ADMM()`` / ``ADMMThenIPM()``.
     backend : str, default="auto"
         The QP solver (``"auto"`` is Clarabel, through CVXPY).
@@ -92,7 +94,7 @@ class KnowledgeBasedSVMClassifier(BinaryClassifier):
         knowledge: Sequence[KnowledgeSet] | None = None,
         rho: float = 1.0,
         rho_hinge: float | None = None,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:

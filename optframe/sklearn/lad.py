@@ -32,9 +32,10 @@ class LADRegressor(RegressorMixin, OptframeEstimator):
     ----------
     fit_intercept : bool, default=True
         Whether to fit the intercept :math:`b`.
-    driver : str or Driver, default="direct"
-        The algorithm: ``"direct"`` (one LP solve) or a driver such as
-        ``optframe.drivers.AggregateDisaggregate()``.
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise ``"direct"`` (one LP solve) or a
+        driver such as ``optframe.drivers.AggregateDisaggregate()``.
     backend : str, default="auto"
         The solver of the LP (or of the driver's sub-problems): ``"auto"`` is HiGHS.
     solve_options : dict, optional
@@ -71,7 +72,7 @@ class LADRegressor(RegressorMixin, OptframeEstimator):
     def __init__(
         self,
         fit_intercept: bool = True,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:

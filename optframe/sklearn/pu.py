@@ -50,7 +50,9 @@ class PUClassifier(BinaryClassifier):
         :math:`d` of ``"poly"``.
     coef0 : float, default=0.0
         :math:`c_0 \ge 0` of ``"poly"``.
-    driver : str or Driver, default="direct"
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise
         ``"direct"`` or ``optframe.drivers.SMO()``.
     backend : str, default="auto"
         The QP solver (``"auto"`` is Clarabel, through CVXPY).
@@ -89,7 +91,7 @@ class PUClassifier(BinaryClassifier):
         gamma: str | float = "scale",
         degree: int = 3,
         coef0: float = 0.0,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:

@@ -67,7 +67,9 @@ class S3VMClassifier(BinaryClassifier):
         unlabeled rows equal the labeled mean of :math:`y`; ``"cost"`` weights the minority class.
     unlabeled : object, default=-1
         The label that marks unlabeled rows.
-    driver : str or Driver, default="direct"
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise
         ``"direct"`` or ``optframe.drivers.AggregateDisaggregate()``.
     backend : str, default="auto"
         The MIQP solver (``"auto"`` is SCIP).
@@ -113,7 +115,7 @@ class S3VMClassifier(BinaryClassifier):
         big_m: float | None = None,
         balance: str = "none",
         unlabeled: Any = -1,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:

@@ -50,9 +50,10 @@ class SVMClassifier(BinaryClassifier):
         :math:`c_0 \ge 0` of ``"poly"``.
     fit_intercept : bool, default=True
         Whether to fit the bias :math:`b`.
-    driver : str or Driver, default="direct"
-        The algorithm: ``"direct"`` (one QP solve) or a driver such as
-        ``optframe.drivers.SMO()`` or ``AggregateDisaggregate()``.
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise ``"direct"`` (one QP solve) or a
+        driver such as ``optframe.drivers.SMO()`` or ``AggregateDisaggregate()``.
     backend : str, default="auto"
         The QP solver (``"auto"`` is Clarabel).
     solve_options : dict, optional
@@ -99,7 +100,7 @@ class SVMClassifier(BinaryClassifier):
         degree: int = 3,
         coef0: float = 0.0,
         fit_intercept: bool = True,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -182,7 +183,9 @@ class L2SVMClassifier(BinaryClassifier):
         :math:`d` of ``"poly"``.
     coef0 : float, default=0.0
         :math:`c_0 \ge 0` of ``"poly"``.
-    driver : str or Driver, default="direct"
+    driver : str or Driver, default="auto"
+        ``"auto"`` picks the driver from the model's structures and size
+        (:mod:`optframe.drivers.auto`); otherwise
         ``"direct"`` (the dual QP) or ``optframe.drivers.FrankWolfe(variant=...)``,
         ``CoreVectorMachine()``, ...
     backend : str, default="auto"
@@ -225,7 +228,7 @@ class L2SVMClassifier(BinaryClassifier):
         gamma: str | float = "scale",
         degree: int = 3,
         coef0: float = 0.0,
-        driver: str | Driver = "direct",
+        driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
     ) -> None:

@@ -1,0 +1,79 @@
+"""Measure the crossovers behind ``driver="auto"`` (docs/results/auto_rules.md).
+
+Each cell solves one model with Direct (the default back-end) and with the decomposition
+drivers its structures admit, one thread, each timed twice after a warm-up solve (numba
+compiled, solver loaded); the median wall time and the certified status are written as JSON
+lines. Rerun::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
+        OPTFRAME_DATA=../shared/datasets python docs/results/auto_rules.py > auto_rules.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import optframe as of
+from optframe.data import load_dataset, make_lad_set_a, make_svm_aid
+from optframe.kernels import RBF
+from optframe.losses import EpsilonInsensitive, Pinball
+from optframe.models import L2SVM, EmpiricalRisk, LADRegression, WeightedSVM
+
+
+def cells():
+    for n in (2_000, 10_000, 50_000, 200_000):
+        for m in (10, 50):
+            data = make_lad_set_a(n, m, random_state=0)
+            yield "lad", n, m, LADRegression(data), ("direct", "aid")
+    for n in (2_000, 10_000, 50_000):
+        data = make_svm_aid(n, 20, random_state=0)
+        yield "svm-intercept", n, 20, WeightedSVM(data, C=1.0), ("direct", "aid", "smo")
+        nb = WeightedSVM(data, C=1.0, fit_intercept=False)
+        yield "svm-no-intercept", n, 20, nb, ("direct", "aid", "dcd")
+    for n in (10_000, 50_000):
+        data = make_lad_set_a(n, 10, random_state=1)
+        pinball = EmpiricalRisk(data, Pinball(0.9), C=1.0)
+        yield "quantile-ridge", n, 10, pinball, ("direct", "aid", "smo")
+        svr = EmpiricalRisk(data, EpsilonInsensitive(0.5), C=1.0)
+        yield "svr-linear", n, 10, svr, ("direct", "aid", "smo")
+    a9a = load_dataset("a9a")
+    for n in (1_000, 3_000, 6_000):
+        data = a9a.subset(np.arange(n))
+        gamma = 1.0 / data.n_features
+        rbf = WeightedSVM(data, C=1.0, kernel=RBF(gamma=gamma))
+        yield "svm-rbf", n, data.n_features, rbf, ("direct", "smo", "aid")
+        l2 = L2SVM(data, C=4.0, kernel=RBF(gamma=gamma))
+        yield "l2svm-rbf", n, data.n_features, l2, ("direct", "mfw", "cvm")
+
+
+def timed(model, driver):
+    of.solve(model, driver=driver)  # warm-up: compilation, imports, caches
+    runs = []
+    for _ in range(2):
+        start = time.perf_counter()
+        result = of.solve(model, driver=driver)
+        runs.append((time.perf_counter() - start, result))
+    seconds = statistics.median(t for t, _ in runs)
+    return seconds, runs[-1][1]
+
+
+def main() -> None:
+    for family, n, m, model, drivers in cells():
+        for driver in drivers:
+            try:
+                seconds, result = timed(model, driver)
+                row = {"status": result.status.value, "objective": result.objective,
+                       "gap": result.gap, "seconds": round(seconds, 4)}  # fmt: skip
+            except of.OptframeError as exc:
+                row = {"status": "refused", "error": f"{type(exc).__name__}: {exc}"[:200]}
+            print(json.dumps({"family": family, "n": n, "m": m, "driver": driver, **row}))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

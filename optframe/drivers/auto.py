@@ -1,0 +1,77 @@
+"""``driver="auto"``: a driver chosen from the model's structures and size, by measured rules.
+
+The rules read only what a model declares: the structures it offers
+(:mod:`optframe.capabilities`), whether it is linear in the features, and its number of samples.
+Each threshold is a crossover measured by ``docs/results/auto_rules.py`` (the table and the
+figures are in ``docs/results/auto_rules.md``); below it Direct, one solver call, is as fast.
+
+In order, the first rule that applies:
+
+1. samples in chunks on a Dask cluster: :class:`~optframe.drivers.AggregateDisaggregate` (the
+   only driver that takes them);
+2. a back-end named by the caller (``backend != "auto"``): :class:`~optframe.drivers.Direct` on
+   it, as asked;
+3. a kernel model (not linear) offering ``BoxQPDual`` with at least :data:`SMO_MIN_SAMPLES`
+   samples: :class:`~optframe.drivers.SMO` (Direct's dual forms the n x n Gram matrix);
+4. a kernel model offering ``SimplexQP`` with at least :data:`FW_MIN_SAMPLES` samples:
+   :class:`~optframe.drivers.MFW`;
+5. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
+   :data:`AID_MIN_SAMPLES` samples: :class:`~optframe.drivers.AggregateDisaggregate`;
+6. otherwise Direct.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from optframe.capabilities import (
+    BoxQPDual,
+    ChunkedSamples,
+    PiecewiseLinearSampleLoss,
+    SimplexQP,
+)
+from optframe.drivers.aid import AggregateDisaggregate
+from optframe.drivers.base import Driver
+from optframe.drivers.direct import Direct
+from optframe.drivers.frank_wolfe import MFW
+from optframe.drivers.smo import SMO
+from optframe.model import Model
+
+#: Samples from which SMO beats Direct's kernel dual (measured crossover, auto_rules.md).
+SMO_MIN_SAMPLES = 2_000
+#: Samples from which MFW beats Direct's kernel dual of the L2-SVM (auto_rules.md).
+FW_MIN_SAMPLES = 2_000
+#: Samples from which AggregateDisaggregate beats Direct on a piecewise-linear loss.
+AID_MIN_SAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The driver ``auto`` picked and the rule that picked it."""
+
+    driver: Driver
+    rule: str
+
+
+def choose(model: Model, backend: str = "auto") -> Choice:
+    """The driver for ``model`` by the rules of this module."""
+    if isinstance(model, ChunkedSamples):
+        return Choice(AggregateDisaggregate(), "samples in chunks on Dask")
+    if backend != "auto":
+        return Choice(Direct(), f"the back-end {backend!r} was named")
+    n = model.n_samples
+    if not model.is_linear:
+        if n >= SMO_MIN_SAMPLES and model.offers_structure(BoxQPDual):
+            return Choice(SMO(), f"a kernel box QP with n = {n} >= {SMO_MIN_SAMPLES}")
+        if n >= FW_MIN_SAMPLES and model.offers_structure(SimplexQP):
+            return Choice(MFW(), f"a kernel simplex QP with n = {n} >= {FW_MIN_SAMPLES}")
+    elif (
+        n >= AID_MIN_SAMPLES
+        and model.offers_structure(PiecewiseLinearSampleLoss)
+        and model.structure(PiecewiseLinearSampleLoss).model.convex_sample_loss
+    ):
+        return Choice(AggregateDisaggregate(), f"a piecewise-linear loss with n = {n}")
+    return Choice(Direct(), f"n = {n}: one solver call")
+
+
+__all__ = ["AID_MIN_SAMPLES", "FW_MIN_SAMPLES", "SMO_MIN_SAMPLES", "Choice", "choose"]

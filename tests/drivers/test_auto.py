@@ -1,0 +1,58 @@
+"""driver="auto": the rules pick by structure and size, and the result says what ran."""
+
+import numpy as np
+import pytest
+
+import optframe as of
+from optframe.data import Dataset, make_classification_svm, make_lad_set_a
+from optframe.drivers import auto
+from optframe.kernels import RBF
+from optframe.losses import Huber, Pinball
+from optframe.models import (
+    L2SVM,
+    EmpiricalRisk,
+    LADRegression,
+    SemiSupervisedSVM,
+    WeightedSVM,
+)
+
+BIG_LAD = make_lad_set_a(auto.AID_MIN_SAMPLES, 3, random_state=0)
+SMALL_LAD = make_lad_set_a(200, 3, random_state=0)
+KERNEL_SVM = make_classification_svm(auto.SMO_MIN_SAMPLES, 3, random_state=0)
+
+
+def picked(model, backend="auto"):
+    return auto.choose(model, backend).driver.name
+
+
+def test_the_rules():
+    assert picked(LADRegression(SMALL_LAD)) == "direct"
+    assert picked(LADRegression(BIG_LAD)) == "aid"
+    assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9), penalty=None)) == "aid"
+    assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "direct"  # quadratic pieces: no AID
+    assert picked(LADRegression(BIG_LAD), backend="clarabel") == "direct"  # as asked
+    rbf = RBF(gamma=0.5)
+    assert picked(WeightedSVM(KERNEL_SVM, kernel=rbf)) == "smo"
+    assert picked(WeightedSVM(KERNEL_SVM.subset(np.arange(100)), kernel=rbf)) == "direct"
+    assert picked(L2SVM(KERNEL_SVM, kernel=rbf)) == "mfw"
+    assert picked(WeightedSVM(KERNEL_SVM)) == "direct"  # linear, below AID's size
+    y = np.where(np.arange(BIG_LAD.n_samples) < 50, np.sign(BIG_LAD.y - np.median(BIG_LAD.y)), 0)
+    s3vm = SemiSupervisedSVM(Dataset(X=BIG_LAD.X, y=y))
+    assert picked(s3vm) == "direct"  # a non-convex loss: AID would be a heuristic
+
+
+def test_the_result_says_what_ran_and_why():
+    result = of.solve(LADRegression(BIG_LAD))
+    assert result.driver == "aid"
+    assert result.status is of.Status.OPTIMAL
+    assert "piecewise-linear" in result.stats["auto_rule"]
+    reference = of.solve(LADRegression(BIG_LAD), driver="direct")
+    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert "auto_rule" not in reference.stats
+    small = of.solve(LADRegression(SMALL_LAD))
+    assert small.driver == "direct"
+
+
+def test_an_unknown_driver_lists_auto():
+    with pytest.raises(of.UnknownDriver, match="'auto'"):
+        of.solve(LADRegression(SMALL_LAD), driver="fastest")
