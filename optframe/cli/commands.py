@@ -112,8 +112,11 @@ def compare_model(
 def solve_one(args: argparse.Namespace) -> int:
     """``optframe solve``: one model, one driver, one back-end; a summary or a JSON record."""
     model = _problem(args)
-    name = names.driver_class(args.driver).name
-    driver: Driver | str = Direct(form=args.form) if name == Direct.name else name
+    if args.driver.lower() == "auto" and args.form is None:
+        driver: Driver | str = "auto"
+    else:
+        name = names.driver_class("direct" if args.driver.lower() == "auto" else args.driver).name
+        driver = Direct(form=args.form) if name == Direct.name else name
     backend = names.backend_name(args.backend)
     result = solve(model, driver=driver, backend=backend, time_limit=args.time_limit, tol=args.tol)
     with _output(args.out) as out:

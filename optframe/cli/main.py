@@ -57,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="solve one model with one driver and back-end")
     _add_problem_arguments(solve)
-    solve.add_argument("--driver", default="direct", help="driver name (default: direct)")
+    solve.add_argument(
+        "--driver",
+        default="auto",
+        help="driver name (default: auto, chosen from the model's structures and size)",
+    )
     solve.add_argument("--backend", default="auto", help="back-end, e.g. highs, pyomo:highs")
     solve.add_argument("--form", help="formulation for Direct, e.g. primal or dual")
 
