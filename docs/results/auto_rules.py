@@ -1,4 +1,4 @@
-"""Measure the crossovers behind ``driver="auto"`` (docs/results/auto_rules.md).
+r"""Measure the crossovers behind ``driver="auto"`` (docs/results/auto_rules.md).
 
 Each cell solves one model with Direct (the default back-end) and with the decomposition
 drivers its structures admit, one thread, each timed twice after a warm-up solve (numba
@@ -7,6 +7,7 @@ lines. Rerun::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
         OPTFRAME_DATA=../shared/datasets python docs/results/auto_rules.py > auto_rules.jsonl
+    python docs/results/auto_rules.py --report auto_rules.jsonl   # the markdown table
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from optframe.models import L2SVM, EmpiricalRisk, LADRegression, WeightedSVM
 
 
 def cells():
+    """(family, n, m, model, drivers) of every cell, the smallest first."""
     for n in (2_000, 10_000, 50_000, 200_000):
         for m in (10, 50):
             data = make_lad_set_a(n, m, random_state=0)
@@ -52,6 +54,7 @@ def cells():
 
 
 def timed(model, driver):
+    """Median seconds of two solves after a warm-up, and the last result."""
     of.solve(model, driver=driver)  # warm-up: compilation, imports, caches
     runs = []
     for _ in range(2):
@@ -63,6 +66,7 @@ def timed(model, driver):
 
 
 def main() -> None:
+    """Solve every cell with each of its drivers; one JSON line per solve."""
     for family, n, m, model, drivers in cells():
         for driver in drivers:
             try:
@@ -75,5 +79,29 @@ def main() -> None:
             sys.stdout.flush()
 
 
+def report(path: str) -> None:
+    """The markdown table of a run: seconds per driver, the fastest in bold, ratio to Direct."""
+    rows: dict[tuple, dict[str, dict]] = {}
+    with open(path) as lines:
+        records = [json.loads(line) for line in lines]
+    for record in records:
+        key = (record["family"], record["n"], record["m"])
+        rows.setdefault(key, {})[record["driver"]] = record
+    print("| family | n | m | driver: seconds (status) | fastest / Direct |")
+    print("|---|---:|---:|---|---:|")
+    for (family, n, m), runs in rows.items():
+        timed = {d: r for d, r in runs.items() if "seconds" in r}
+        best = min(timed, key=lambda d: timed[d]["seconds"])
+        cells = []
+        for driver, r in runs.items():
+            text = f"{r['seconds']:.2f} ({r['status']})" if "seconds" in r else r["status"]
+            cells.append(f"**{driver}: {text}**" if driver == best else f"{driver}: {text}")
+        ratio = timed[best]["seconds"] / timed["direct"]["seconds"] if "direct" in timed else 0
+        print(f"| {family} | {n:,} | {m} | {'; '.join(cells)} | {ratio:.2f} |")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+        report(sys.argv[2])
+    else:
+        main()

@@ -224,8 +224,11 @@ def test_a_chunk_with_bad_labels_or_weights_names_its_rows(client):
 
 
 def test_direct_cannot_take_a_chunked_model(lad):
-    model, _, _ = lad
+    model, reference, _ = lad
     with pytest.raises(IncompatibleDriver, match="AggregateDisaggregate"):
-        of.solve(model)
+        of.solve(model, driver="direct")
+    chosen = of.solve(model)  # driver="auto" takes the only driver that can
+    assert chosen.driver == "aid"
+    assert chosen.objective == pytest.approx(reference.objective, rel=1e-9)
     with pytest.raises(DataError, match="DaskDataset"):
         DaskLADRegression(LAD_DATA)

@@ -36,6 +36,9 @@ def test_the_rules():
     assert picked(WeightedSVM(KERNEL_SVM.subset(np.arange(100)), kernel=rbf)) == "direct"
     assert picked(L2SVM(KERNEL_SVM, kernel=rbf)) == "mfw"
     assert picked(WeightedSVM(KERNEL_SVM)) == "direct"  # linear, below AID's size
+    linear = make_classification_svm(auto.DCD_MIN_SAMPLES, 3, random_state=0)
+    assert picked(WeightedSVM(linear, fit_intercept=False)) == "dcd"  # a box dual
+    assert picked(WeightedSVM(linear)) == "direct"  # the intercept's row: no box dual
     y = np.where(np.arange(BIG_LAD.n_samples) < 50, np.sign(BIG_LAD.y - np.median(BIG_LAD.y)), 0)
     s3vm = SemiSupervisedSVM(Dataset(X=BIG_LAD.X, y=y))
     assert picked(s3vm) == "direct"  # a non-convex loss: AID would be a heuristic
