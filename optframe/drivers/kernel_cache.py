@@ -8,6 +8,10 @@ driver's own layout, because they are not the same matrix: SMO's rows are over i
 positions (permuted by shrinking, float32 or float64, cleared when the active set grows), the
 Frank-Wolfe columns are columns of :math:`\tilde K = yy^\top \circ (K + 1) + \rho I` in the
 points' order, the CVM's filled on the coreset only and tagged by generation.
+
+numba's cache does not track calls across modules: the compiled kernels of ``smo_core`` and
+``fw_core`` keep the version of :func:`lru_slot` they were compiled with until their own file
+changes, so an edit here needs those two files touched (or the cache cleared) as well.
 """
 
 from __future__ import annotations
