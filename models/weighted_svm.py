@@ -15,6 +15,7 @@ from optframe.penalties import L2, Penalty
 from optframe.registry import register_model
 
 from ._common import scalar, vector
+from ._risk_structures import best_intercept as generic_best_intercept
 from ._risk_structures import box_rows
 from .empirical_risk import EmpiricalRisk
 
@@ -22,26 +23,15 @@ from .empirical_risk import EmpiricalRisk
 def best_intercept(g: NDArray, y: NDArray, cost: NDArray) -> float:
     r"""Exact minimizer of :math:`\sum_i c_i \max(0, 1 - y_i (g_i + b))` over :math:`b`.
 
-    The function is convex and piecewise linear in :math:`b` with breakpoints
-    :math:`t_i = y_i - g_i`; its slope on an interval is the weight of the negatives below minus
-    the weight of the positives above. When the minimizer is an interval (no free support vector),
-    its midpoint is returned, as LIBSVM does. Needs positive total cost in both classes.
+    The hinge case of :func:`~optframe.models._risk_structures.best_intercept`: convex and
+    piecewise linear in :math:`b` with breakpoints :math:`y_i - g_i`; when the minimizer is an
+    interval (no free support vector), its midpoint, as LIBSVM does. Needs positive total cost in
+    both classes.
     """
-    keep = cost > 0
-    t, labels, c = (y - g)[keep], y[keep], cost[keep]
-    order = np.argsort(t, kind="stable")
-    t, labels, c = t[order], labels[order], c[order]
-    pos = np.where(labels > 0, c, 0.0)
-    neg = c - pos
-    # slope[k]: slope on the interval with k breakpoints to its left (k = 0..N).
-    slope = -(pos.sum() - np.concatenate([[0.0], np.cumsum(pos)])) + np.concatenate(
-        [[0.0], np.cumsum(neg)]
+    y = np.asarray(y, dtype=np.float64)
+    return generic_best_intercept(
+        Hinge(), np.zeros_like(y), y, np.asarray(g, dtype=np.float64), cost
     )
-    flat = 1e-12 * c.sum()
-    k = int(np.argmax(slope >= -flat))  # slope[0] < 0 < slope[N]
-    if abs(slope[k]) <= flat:  # flat piece between breakpoints k-1 and k
-        return float(0.5 * (t[k - 1] + t[k]))
-    return float(t[k - 1])
 
 
 @register_model
