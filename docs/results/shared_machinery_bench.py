@@ -7,12 +7,13 @@ data loading is outside too) and the CPU seconds of the ``solve`` call, after th
 compiled or loaded (``optframe.jit.compile_kernels``). On a shared machine the CPU seconds are
 the steadier figure: the wall seconds also count the time other processes hold the cores. Usage::
 
-    git worktree add /tmp/sm_before 27b070e    # the commit before the change
-    git worktree add /tmp/sm_after HEAD        # a tree with the change and nothing else
-    for t in /tmp/sm_before /tmp/sm_after; do  # the editable install maps these two
+    git worktree add ../sm_before 27b070e      # the commit before the change
+    git worktree add ../sm_after 27b070e       # the same, with the change's drivers only
+    git -C ../sm_after checkout c74a6ec -- optframe/drivers optframe/path.py
+    for t in ../sm_before ../sm_after; do      # the editable install maps these two
         ln -s ../models $t/optframe/models; ln -s ../solvers $t/optframe/solvers; done
-    OPTFRAME_DATA=/work/shared/datasets .venv/bin/python docs/results/shared_machinery_bench.py \
-        --before /tmp/sm_before --after /tmp/sm_after --repeats 7 --out /tmp/sm_timings.jsonl
+    OPTFRAME_DATA=../shared/datasets .venv/bin/python docs/results/shared_machinery_bench.py \
+        --before ../sm_before --after ../sm_after --repeats 7 --out runs.jsonl
 
 Each tree is imported through ``PYTHONPATH=<tree>``, so both run on the same interpreter and
 packages. ``--cell NAME`` (repeatable) runs a subset.
