@@ -87,17 +87,23 @@ def report(path: str) -> None:
     for record in records:
         key = (record["family"], record["n"], record["m"])
         rows.setdefault(key, {})[record["driver"]] = record
-    print("| family | n | m | driver: seconds (status) | fastest / Direct |")
-    print("|---|---:|---:|---|---:|")
+    from optframe.drivers.auto import choose
+
+    picks = {(family, n, m): choose(model).driver.name for family, n, m, model, _ in cells()}
+    print("| family | n | m | driver: seconds (status) | fastest / Direct | auto picks / fastest |")
+    print("|---|---:|---:|---|---:|---|")
     for (family, n, m), runs in rows.items():
         timed = {d: r for d, r in runs.items() if "seconds" in r}
         best = min(timed, key=lambda d: timed[d]["seconds"])
-        cells = []
+        parts = []
         for driver, r in runs.items():
             text = f"{r['seconds']:.2f} ({r['status']})" if "seconds" in r else r["status"]
-            cells.append(f"**{driver}: {text}**" if driver == best else f"{driver}: {text}")
+            parts.append(f"**{driver}: {text}**" if driver == best else f"{driver}: {text}")
         ratio = timed[best]["seconds"] / timed["direct"]["seconds"] if "direct" in timed else 0
-        print(f"| {family} | {n:,} | {m} | {'; '.join(cells)} | {ratio:.2f} |")
+        pick = picks.get((family, n, m), "?")
+        versus = timed[pick]["seconds"] / timed[best]["seconds"] if pick in timed else float("nan")
+        cell = f"| {family} | {n:,} | {m} | {'; '.join(parts)} | {ratio:.2f} |"
+        print(f"{cell} {pick}: {versus:.2f} |")
 
 
 if __name__ == "__main__":
