@@ -7,8 +7,10 @@ Jobs (``job`` key), each on the same problem for every method:
   heteroscedastic: its Laplace noise :math:`e_i` is multiplied by :math:`0.5 + \lvert x_{i1}
   \rvert` (``data="het"``), at n in {40k, 200k, 1M} and m in {10, 50, 100}; and the real set
   ``344_mv`` (40,768 x 10, PMLB) that the AID suite also uses. Methods: ``optframe aid``
-  (``AggregateDisaggregate()``), ``optframe default`` (``of.solve(model)``, Direct on the dual LP
-  with HiGHS's own choice of algorithm), ``optframe direct ipm`` (the same with
+  (``AggregateDisaggregate()``), ``optframe default`` (``driver="direct"`` with its defaults,
+  the dual LP with HiGHS's own choice of algorithm: ``solve()``'s default before
+  ``driver="auto"``), ``optframe auto`` (``of.solve(model)``: whatever ``solve()`` picks by
+  default; also in the other jobs), ``optframe direct ipm`` (the same with
   ``solver_options={"solver": "ipm"}``, the by-hand configuration), ``optframe LP by highspy
   ipm`` (a diagnostic: the LP optframe builds, ``model.build("matrix", "dual")``, passed to
   highspy by hand, solve only), pyfixest's
@@ -115,6 +117,7 @@ LAD_METHODS = (
     "highspy hipo",
     "highspy pdlp",
     "sklearn QuantileRegressor",
+    "optframe auto",
 )
 LAD_SIZES = tuple((n, m) for n in (40_000, 200_000, 1_000_000) for m in (10, 50, 100))
 QUICK_LAD_SIZES = ((3_000, 5),)
@@ -128,20 +131,22 @@ LINEAR_BIAS_METHODS = (
     "liblinear tol 1e-6",
     "rehline tol 1e-4",
     "rehline tol 1e-6",
+    "optframe auto",
 )
-LINEAR_FREE_METHODS = ("optframe aid", "optframe smo", "libsvm SVC")
+LINEAR_FREE_METHODS = ("optframe aid", "optframe smo", "libsvm SVC", "optframe auto")
 LINEAR_SETS = ("ijcnn1.t",)
 QUICK_LINEAR_SETS = ("a1a",)
-RBF_METHODS = ("optframe smo", "onedal SVC", "libsvm SVC")
+RBF_METHODS = ("optframe smo", "onedal SVC", "libsvm SVC", "optframe auto")
 RBF_SETS = ("a9a", "ijcnn1", "w8a", "a8a")
 QUICK_RBF_SETS = ("a1a",)
-L2_METHODS = ("optframe mfw", "optframe mfw shrink", "libsvm SVC")
+L2_METHODS = ("optframe mfw", "optframe mfw shrink", "libsvm SVC", "optframe auto")
 L2_SETS = ("a9a", "w8a", "ijcnn1")
 
 # Seconds per cell on one core, from the issue's and this suite's measurements (per n*m for LAD).
 _LAD_PER_NM = {
     "optframe aid": 8e-7,
     "optframe default": 8.4e-6,
+    "optframe auto": 8e-7,
     "optframe direct ipm": 3.6e-6,
     "optframe LP by highspy ipm": 3.6e-6,
     "pyfixest pfn": 5e-7,
@@ -355,7 +360,10 @@ def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
         driver = AggregateDisaggregate() if method == "optframe aid" else "direct"
         options = {"solver": "ipm"} if method == "optframe direct ipm" else None
         start = time.perf_counter()
-        result = of.solve(model, driver=driver, threads=1, solver_options=options)
+        if method == "optframe auto":  # solve()'s own default driver
+            result = of.solve(model, threads=1)
+        else:
+            result = of.solve(model, driver=driver, threads=1, solver_options=options)
         return _optframe_record(result, time.perf_counter() - start, model)
     if method.startswith("pyfixest"):
         fit = pm.pyfixest_quantreg(X, y, method.split()[1], seed=0)
@@ -404,9 +412,14 @@ def _linear_fit(method: str, variant: str, data: Any, C: float) -> dict[str, Any
             "optframe dcd": lambda: DCD(),
             "optframe smo": lambda: SMO(cache_bytes=CACHE_MB * 1024**2),
             "optframe default": lambda: "direct",
+            "optframe auto": lambda: None,
         }
         start = time.perf_counter()
-        result = of.solve(model, driver=drivers[method](), threads=1)
+        driver = drivers[method]()
+        if driver is None:  # solve()'s own default driver
+            result = of.solve(model, threads=1)
+        else:
+            result = of.solve(model, driver=driver, threads=1)
         return _optframe_record(result, time.perf_counter() - start, model)
     if method.startswith("liblinear"):
         fit = pm.liblinear_hinge(X, y, C, tol=float(method.split()[-1]))
@@ -452,9 +465,14 @@ def _kernel_fit(
             "optframe smo": lambda: SMO(cache_bytes=cache),
             "optframe mfw": lambda: MFW(cache_bytes=cache),
             "optframe mfw shrink": lambda: MFW(cache_bytes=cache, shrinking=True),
+            "optframe auto": lambda: None,
         }
         start = time.perf_counter()
-        result = of.solve(model, driver=drivers[method](), threads=1)
+        driver = drivers[method]()
+        if driver is None:  # solve()'s own default driver
+            result = of.solve(model, threads=1)
+        else:
+            result = of.solve(model, driver=driver, threads=1)
         record = _optframe_record(result, time.perf_counter() - start, model)
         if result.has_solution:
             record["accuracy"] = pm.accuracy(result.predict(Xt), yt)
