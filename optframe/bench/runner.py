@@ -68,14 +68,22 @@ def _thread_limits(threads: int | None) -> Iterator[None]:
     if threads is None:
         yield
         return
+    import numba
     from threadpoolctl import threadpool_limits
 
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})
+    # NUMBA_NUM_THREADS is read by numba's config at every compilation: changed in this process
+    # after its thread pool started, the next compilation raises. In this process numba's pool is
+    # limited by set_num_threads instead (the variable is for child processes).
+    names = [name for name in THREAD_VARIABLES if name != "NUMBA_NUM_THREADS"]
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: str(threads) for name in names})
+    numba_threads = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     try:
         with threadpool_limits(threads):
             yield
     finally:
+        numba.set_num_threads(numba_threads)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -155,3 +155,36 @@ def test_unreachable_scheduler_fails_fast(fault):
 def test_unknown_suite_module(fault):
     with ResultStore(fault / "r.sqlite") as store, pytest.raises(UnknownSuite):
         run_bench("suites_for_tests.nothing_here", store, serial=True)
+
+
+THREAD_LIMIT_THEN_COMPILE = """
+import numba
+import numpy as np
+from optframe.bench.runner import _thread_limits
+
+@numba.njit(parallel=True)
+def total(x):
+    s = 0.0
+    for i in numba.prange(x.size):
+        s += x[i]
+    return s
+
+total(np.ones(8))  # numba's pool starts with NUMBA_NUM_THREADS = 2
+with _thread_limits(1):
+    assert numba.get_num_threads() == 1
+    numba.njit(lambda v: v + 1.0)(1.0)  # a compilation inside the limit
+numba.njit(lambda v: v * 2.0)(1.0)  # and after it
+assert numba.get_num_threads() == 2
+print("compiled")
+"""
+
+
+def test_a_thread_limit_in_process_leaves_numba_able_to_compile(tmp_path):
+    """Setting NUMBA_NUM_THREADS after numba's pool started breaks the next compilation."""
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2", "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", THREAD_LIMIT_THEN_COMPILE],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "compiled" in done.stdout
