@@ -282,3 +282,19 @@ def test_optframes_own_lp_by_highspy_maps_to_the_same_optimum():
     assert own.status == "optimal"
     expected = peers.recompute(model, textbook.solution)["objective"]
     assert peers.recompute(model, own.solution)["objective"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_one_thread_is_restored_after_the_cell(monkeypatch):
+    import os
+
+    import numba
+    from threadpoolctl import threadpool_info
+
+    monkeypatch.delenv("OPTFRAME_THREADS", raising=False)
+    before = numba.get_num_threads()
+    with peers.one_thread():
+        assert os.environ["OPTFRAME_THREADS"] == "1"
+        assert numba.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+    assert "OPTFRAME_THREADS" not in os.environ
+    assert numba.get_num_threads() == before

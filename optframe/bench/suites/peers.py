@@ -60,10 +60,11 @@ HiPO on a highspy build without it, is recorded as ``unavailable`` with the reas
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -289,18 +290,37 @@ def unavailable_reason(method: str) -> str | None:
     return None
 
 
-def one_thread() -> None:
-    """One thread for numba, BLAS and oneDAL in this process (the runner sets the variables)."""
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """One thread for BLAS, numba and optframe inside the block; the previous settings after.
+
+    The runner already sets the thread variables; numba's pool is sized when numba loads, so
+    it is set here too (oneDAL's is set by :func:`optframe.bench.peer_methods.svc_fit`).
+    """
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(1)
+    saved = os.environ.get("OPTFRAME_THREADS")
+    os.environ["OPTFRAME_THREADS"] = "1"
+    numba_threads = None
     try:
         import numba
 
+        numba_threads = numba.get_num_threads()
         numba.set_num_threads(1)
-    except Exception:  # numba absent or its pool already smaller
-        pass
-    os.environ["OPTFRAME_THREADS"] = "1"
+    except Exception:  # numba absent: nothing to limit
+        numba_threads = None
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        if numba_threads is not None:
+            import numba
+
+            numba.set_num_threads(numba_threads)
+        if saved is None:
+            os.environ.pop("OPTFRAME_THREADS", None)
+        else:
+            os.environ["OPTFRAME_THREADS"] = saved
 
 
 def _optframe_record(result: Any, wall: float, model: Any) -> dict[str, Any]:
@@ -521,14 +541,14 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     reason = unavailable_reason(cell["method"])
     if reason is not None:
         return {"status": "unavailable", "reason": reason}
-    one_thread()
     quick = cell["job"] == "lad" and cell.params.get("n", 0) in {n for n, _ in QUICK_LAD_SIZES}
-    if cell["job"] == "lad":
-        record = _run_lad(cell, quick)
-    elif cell["job"] == "svm-linear":
-        record = _run_linear(cell)
-    else:
-        record = _run_kernel(cell)
+    with one_thread():
+        if cell["job"] == "lad":
+            record = _run_lad(cell, quick)
+        elif cell["job"] == "svm-linear":
+            record = _run_linear(cell)
+        else:
+            record = _run_kernel(cell)
     return record | {"versions": pm.peer_versions()}
 
 
