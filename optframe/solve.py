@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from optframe.backend import SolveOptions
+from optframe.backend import SolveOptions, threads_from_environment
 from optframe.certificate import certify, resolve_gap_tol
 from optframe.drivers.auto import choose
 from optframe.drivers.base import Callback, Driver, RunContext
@@ -188,7 +188,7 @@ def solve(
     options = SolveOptions(
         tol=tol,
         time_limit=time_limit,
-        threads=threads,
+        threads=threads if threads is not None else threads_from_environment(),
         max_iter=max_iter,
         verbose=verbose,
         solver_options=dict(solver_options or {}),

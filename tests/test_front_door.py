@@ -129,3 +129,23 @@ def test_options_are_not_mutated(lad):
     options = {"presolve": "off"}
     of.solve(lad, backend="matrix:highs", solver_options=options)
     assert options == {"presolve": "off"}
+
+
+def test_solve_takes_its_thread_count_from_optframe_threads(monkeypatch):
+    from optframe.drivers.base import Driver
+
+    seen = {}
+
+    class Spy(Driver):
+        name = "spy"
+
+        def run(self, model, context):
+            seen["threads"] = context.options.threads
+            return of.drivers.Direct().run(model, context)
+
+    model = of.models.LADRegression.examples()[0]
+    monkeypatch.setenv("OPTFRAME_THREADS", "1")
+    of.solve(model, driver=Spy())
+    assert seen["threads"] == 1
+    of.solve(model, driver=Spy(), threads=2)  # an explicit value wins
+    assert seen["threads"] == 2

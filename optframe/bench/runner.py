@@ -237,8 +237,15 @@ def connect(scheduler: str | None, workers: int | None, threads: int | None = 1)
                 f"no Dask scheduler answered at {scheduler!r} within {CONNECT_TIMEOUT:g} s ({exc})"
             ) from exc
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    # The nanny writes pre-spawn variables into this process's os.environ (and again at every
+    # worker restart): only the BLAS ones, which must precede the worker's imports, go there.
+    # NUMBA_NUM_THREADS changed here after numba's pool started would break every later
+    # compilation in this process; it and OPTFRAME_THREADS go to the workers' own environment.
+    in_worker = ("NUMBA_NUM_THREADS", "OPTFRAME_THREADS")
+    worker_env: dict[str, str] = {}
     if threads is not None:
-        environ |= {name: str(threads) for name in THREAD_VARIABLES}
+        environ |= {name: str(threads) for name in THREAD_VARIABLES if name not in in_worker}
+        worker_env = {name: str(threads) for name in in_worker}
     # Non-daemonic workers may start processes (cells that measure memory in a child do).
     settings = {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.daemon": False}
     with dask.config.set(settings), sigint_ignored():
@@ -248,6 +255,7 @@ def connect(scheduler: str | None, workers: int | None, threads: int | None = 1)
             processes=True,
             dashboard_address=":0",  # a free port: runs side by side never clash
             silence_logs=logging.ERROR,
+            env=worker_env,
         )
     return Client(cluster)
 

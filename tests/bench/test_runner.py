@@ -188,3 +188,20 @@ def test_a_thread_limit_in_process_leaves_numba_able_to_compile(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "compiled" in done.stdout
+
+
+def test_a_local_cluster_limits_its_workers_threads_without_touching_this_process():
+    """distributed's nanny writes pre-spawn variables into the parent: NUMBA's must not go there."""
+    from optframe.bench.runner import connect
+
+    before = os.environ.get("NUMBA_NUM_THREADS")
+    client = connect(None, 1, threads=1)
+    try:
+        seen = client.run(lambda: os.environ.get("NUMBA_NUM_THREADS"))
+        assert list(seen.values()) == ["1"]
+        client.restart()  # a restarted worker is spawned again
+        assert os.environ.get("NUMBA_NUM_THREADS") == before
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
