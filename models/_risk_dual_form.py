@@ -125,32 +125,31 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
     r"""The dual of a linear model's piecewise-linear loss over :math:`\theta`'s segments.
 
     :math:`\ell^*` is piecewise linear with slope :math:`j_k` on :math:`[g_{k-1}, g_k]`, so
-    :math:`\theta_i = c_i g_0 + \sum_k \delta_{ik}` with :math:`0 \le \delta_{ik} \le
-    c_i (g_k - g_{k-1})` and :math:`c_i\ell^*(\theta_i / c_i) = c_i\ell^*(g_0) + \sum_k j_k
-    \delta_{ik}`. Minimized: :math:`\sum_{i,k} (j_k - p_i)\delta_{ik} + P^*(X^\top v)` plus a
-    constant, :math:`v = -q\odot\theta`; for LAD this is its dual LP (:math:`\theta = \delta - w`).
+    :math:`\theta_i = \sum_k \delta_{ik}` with :math:`c_i g_0 \le \delta_{i1} \le c_i g_1`,
+    :math:`0 \le \delta_{ik} \le c_i (g_k - g_{k-1})` for :math:`k \ge 2`, and
+    :math:`c_i\ell^*(\theta_i / c_i) = \sum_k j_k \delta_{ik} - c_i\ell(j_1)`. Minimized:
+    :math:`\sum_{i,k} (j_k - p_i)\delta_{ik} + P^*(X^\top v) - \sum_i c_i \ell(j_1)` with
+    :math:`v = -q\odot\theta`, every row's right-hand side 0; for LAD (:math:`K = 1`) this is
+    its dual LP over :math:`\theta` itself.
     """
     X = sp.csc_array(model.data.X, dtype=np.float64)
     n, m = X.shape
     c, p, q = model.costs, model.offset, model.slope
     kinks, slopes = model.loss.linear_pieces
     K = kinks.size
-    v0 = -q * c * slopes[0]  # v at delta = 0
-    D = sp.hstack([sp.diags_array(-q, format="csc")] * K, format="csc")  # v = v0 + D delta
+    D = sp.hstack([sp.diags_array(-q, format="csc")] * K, format="csc")  # v = D delta
     linear = np.concatenate([kinks[k] - p for k in range(K)])
-    upper = np.concatenate([c * (slopes[k + 1] - slopes[k]) for k in range(K)])
-    conj_start = slopes[0] * kinks[0] - float(model.loss.value(kinks[0])[0])
-    offset = -float(c * slopes[0] @ p) + float(c.sum()) * conj_start
+    upper = np.concatenate([c * (slopes[k + 1] - (slopes[k] if k else 0.0)) for k in range(K)])
+    offset = -float(c.sum()) * float(model.loss.value(kinks[0])[0])
     variables = {f"delta_{k + 1}": slice(k * n, (k + 1) * n) for k in range(K)}
     rows: list[Any] = []
     bounds: list[NDArray] = []
     constraints: dict[str, slice] = {}
     pen = model.penalty_term
     P: Any = None
-    lower = np.zeros(K * n)
+    lower = np.r_[c * slopes[0], np.zeros((K - 1) * n)]
     XtD = sp.csc_array(X.T @ D)
-    Xv0 = np.asarray(X.T @ v0, dtype=np.float64).reshape(-1)
-    if pen.l2 > 0:  # rows X'D delta - z = -X'v0, cost |z|^2 / (2 l2)
+    if pen.l2 > 0:  # rows X'D delta - z = 0, cost |z|^2 / (2 l2)
         rows.append(sp.hstack([XtD, -eye(m)], format="csc"))
         P = sp.block_diag(
             [sp.csc_array((K * n, K * n)), sp.diags_array(np.full(m, 1.0 / pen.l2))],
@@ -162,14 +161,14 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
     else:
         rows.append(XtD)
     constraints[model.coef_key] = slice(0, m)
-    bounds.append(-Xv0)
+    bounds.append(np.zeros(m))
     width = linear.shape[0]
     if model.fit_intercept:
         start = sum(block.shape[0] for block in rows)
         balance = sp.csc_array(np.ones((1, n)) @ D)
         rows.append(sp.hstack([balance, sp.csc_array((1, width - K * n))], format="csc"))
         constraints[model.intercept_row] = slice(start, start + 1)
-        bounds.append(np.array([-float(v0.sum())]))
+        bounds.append(np.zeros(1))
     A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
     rhs = np.concatenate(bounds) if bounds else np.zeros(0)
     problem = MatrixProblem(
@@ -230,9 +229,9 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
     if "blocks" in raw.primal:
         blocks = np.asarray(raw.primal["blocks"], dtype=np.float64).reshape(-1)
         theta = np.asarray(_theta_map(model) @ blocks, dtype=np.float64)
-    else:  # the segments of a piecewise-linear loss
+    else:  # the segments of a piecewise-linear loss: theta is their sum
         _, slopes = model.loss.linear_pieces
-        theta = model.costs * slopes[0]
+        theta = np.zeros(model.data.n_samples)
         for k in range(slopes.size - 1):
             theta = theta + np.asarray(raw.primal[f"delta_{k + 1}"], dtype=np.float64).reshape(-1)
     low, high = _theta_box(model)
