@@ -82,16 +82,17 @@ def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float =
     else:
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))
-        scale = pen.dual_scale(np.asarray(X.T @ v, dtype=np.float64))
-        v = v * (1.0 if scale is None else scale)
+        z = np.asarray(X.T @ v, dtype=np.float64).reshape(-1)  # X'v: once
+        scale = pen.dual_scale(z)
+        if scale is not None and scale != 1.0:
+            v, z = v * scale, z * scale
     theta = -q * v
     c = model.costs
     counted = c > 0
     lo, hi = model.loss.conjugate_domain
     beta = np.clip(theta[counted] / c[counted], lo, hi)
     loss_part = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
-    penalty_part = pen.conjugate(np.asarray(X.T @ v, dtype=np.float64))
-    return loss_part - penalty_part
+    return loss_part - pen.conjugate(z)
 
 
 #: Relative sizes below which a multiplier at a box end that is 0 (the hinge's non-support
@@ -124,7 +125,7 @@ def _unpenalized_value(
 
 
 def subgradient_theta(
-    model: EmpiricalRisk, w: NDArray, b: float, tol: float = 1e-7
+    model: EmpiricalRisk, w: NDArray, b: float, tol: float = 1e-7, a: NDArray | None = None
 ) -> NDArray[np.float64]:
     r"""A multiplier :math:`\theta \in c\,\partial\ell(a)` at :math:`(w, b)`, kinks filled.
 
@@ -138,7 +139,7 @@ def subgradient_theta(
     multiplier; the best one depends on how far the point is from an optimum.
     """
     loss, pen, c, q = model.loss, model.penalty_term, model.costs, model.slope
-    a = model.argument(w, b)
+    a = model.argument(w, b) if a is None else a
     theta = c * loss.derivative(a)
     distance, kink = loss.kink_distance(a)
     if not np.isfinite(distance).any():
@@ -165,25 +166,35 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     :math:`D(\theta) = \sum_i (\theta_i p_i - c_i\ell^*(\theta_i/c_i)) - v^\top K v/(2\rho_2)`,
     :math:`v = -q\odot\theta`, for :math:`\theta` clipped into :math:`c_i\operatorname{dom}
     \ell^*` and, with an intercept, :math:`\mathbf 1^\top v = 0` by
-    :func:`~optframe.duality.balance`. Candidates: the solution's ``alpha`` and the loss's
-    subgradient at its :math:`f` (the representer theorem's :math:`v` at an optimum).
+    :func:`~optframe.duality.balance`. Candidates: the solution's ``alpha`` (whose :math:`Kv`
+    the objective already computed, when no repair moved it), then the loss's subgradient at its
+    :math:`f` (the representer theorem's :math:`v` at an optimum), unless the first closes.
     """
     low, high = _box(model)
     q, c, l2 = model.slope, model.costs, model.penalty_term.l2
-    candidates = [c * model.loss.derivative(model.loss_argument(solution))]
+    f, _ = model._fit(solution)  # cached: K v_solution / l2
+    objective = model.objective(solution)
+    enough = objective - 1e-12 * model.gap_scale(objective, None)
+    own = None
+    candidates = []
     if "alpha" in solution:
         alpha = np.asarray(solution["alpha"], dtype=np.float64).reshape(-1)
-        candidates.append(-alpha if model.loss.is_classification else alpha)
+        own = -q * (-alpha if model.loss.is_classification else alpha)
+        candidates.append(lambda: -alpha if model.loss.is_classification else alpha)
+    candidates.append(lambda: c * model.loss.derivative(model.loss_argument(solution)))
     best = -np.inf
     counted = c > 0
     lo, hi = model.loss.conjugate_domain
-    for theta in candidates:
-        theta = np.clip(np.nan_to_num(theta), low, high)
+    for candidate in candidates:
+        theta = np.clip(np.nan_to_num(candidate()), low, high)
         v = -q * theta
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))
         theta = -q * v
         beta = np.clip(theta[counted] / c[counted], lo, hi)
         value = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
-        best = max(best, value - float(v @ model.kernel_values(v)) / (2.0 * l2))
+        Kv = l2 * f if own is not None and np.array_equal(v, own) else model.kernel_values(v)
+        best = max(best, value - float(v @ Kv) / (2.0 * l2))
+        if best >= enough:
+            break
     return float(best)

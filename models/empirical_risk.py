@@ -600,9 +600,12 @@ class EmpiricalRisk(Model):
         if not self.is_linear:
             return kernel_dual_bound(self, solution)
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
-        objective = self.objective(solution)
+        a = self.argument(w, b)  # the loss arguments: once for every candidate
+        objective = self._penalty.value(w) + float(self.costs @ self.loss.value(a))
         enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
-        candidates = (lambda tol=tol: subgradient_theta(self, w, b, tol) for tol in KINK_TOLERANCES)
+        candidates = (
+            lambda tol=tol: subgradient_theta(self, w, b, tol, a) for tol in KINK_TOLERANCES
+        )
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
             own = -alpha if self.loss.is_classification else alpha
