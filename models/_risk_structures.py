@@ -235,6 +235,8 @@ def solution_from_alpha(
             f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
     elif f is None:
         f = model.kernel_values(v)
+    else:  # f = K v (the caller's, from SMO's gradient): the objective need not recompute it
+        object.__setattr__(model, "_last_fit", (alpha, v.tobytes(), (f, 0.5 * float(v @ f))))
     b = 0.0
     if intercept and model.fit_intercept:
         b = best_intercept(model.loss, model.offset, model.slope, f, model.costs)

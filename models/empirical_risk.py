@@ -590,7 +590,9 @@ class EmpiricalRisk(Model):
         conjugate). The largest over candidates: :math:`\theta` from the solution's ``"alpha"``
         when present, and the loss's subgradient at :math:`(w, b)` with the samples near a kink
         filled by least squares, for each kink tolerance in ``KINK_TOLERANCES`` (an exact
-        solution needs a tight one, a perturbed one a loose one). Each is made feasible exactly
+        solution needs a tight one, a perturbed one a loose one; with ``"alpha"`` only the
+        tightest). The search stops at a candidate within ``CLOSED`` of the objective. Each is
+        made feasible exactly
         (clipped into :math:`c_i\operatorname{dom}\ell^*`, :math:`\sum_i v_i = 0` by scaling one
         side, the lasso's :math:`\lVert X^\top v\rVert_\infty \le 1` by scaling,
         :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
@@ -603,9 +605,10 @@ class EmpiricalRisk(Model):
         a = self.argument(w, b)  # the loss arguments: once for every candidate
         objective = self._penalty.value(w) + float(self.costs @ self.loss.value(a))
         enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
-        candidates = (
-            lambda tol=tol: subgradient_theta(self, w, b, tol, a) for tol in KINK_TOLERANCES
-        )
+        # with the solver's multipliers, the subgradient at the tightest tolerance backs them up;
+        # without, every tolerance is tried (a perturbed point needs a loose one)
+        tolerances = KINK_TOLERANCES[:1] if "alpha" in solution else KINK_TOLERANCES
+        candidates = (lambda tol=tol: subgradient_theta(self, w, b, tol, a) for tol in tolerances)
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
             own = -alpha if self.loss.is_classification else alpha
