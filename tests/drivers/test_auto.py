@@ -30,7 +30,7 @@ def test_the_rules():
     assert picked(LADRegression(BIG_LAD)) == "aid"
     assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9), penalty=None)) == "aid"
     assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "direct"  # quadratic pieces: no AID
-    assert auto.AID_MIN_SAMPLES_QP > BIG_LAD.n_samples
+    assert BIG_LAD.n_samples < auto.AID_MIN_SAMPLES_QP
     assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9))) == "direct"  # a QP: AID from 20,000
     assert picked(LADRegression(BIG_LAD), backend="clarabel") == "direct"  # as asked
     rbf = RBF(gamma=0.5)
