@@ -222,7 +222,8 @@ def solution_from_alpha(
     r"""``alpha``, ``w`` (linear model) and the best ``intercept`` (or 0) at a dual point.
 
     ``f`` is :math:`f - b` at the training rows when the caller has it (SMO's gradient gives it);
-    otherwise it is computed from ``alpha``.
+    otherwise it is computed from ``alpha``. It only places the intercept: the model's objective
+    and certificate recompute :math:`K v` themselves, never trusting a driver's gradient.
     """
     lower, upper = dual_box(model)
     alpha = np.clip(np.asarray(alpha, dtype=np.float64).reshape(-1), lower, upper)
@@ -235,8 +236,6 @@ def solution_from_alpha(
             f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
     elif f is None:
         f = model.kernel_values(v)
-    else:  # f = K v (the caller's, from SMO's gradient): the objective need not recompute it
-        object.__setattr__(model, "_last_fit", (alpha, v.tobytes(), (f, 0.5 * float(v @ f))))
     b = 0.0
     if intercept and model.fit_intercept:
         b = best_intercept(model.loss, model.offset, model.slope, f, model.costs)
