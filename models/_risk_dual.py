@@ -62,6 +62,19 @@ def _rows(model: EmpiricalRisk, columns: NDArray[np.bool_] | None = None) -> Any
     return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
 
 
+def loss_part(model: EmpiricalRisk, v: NDArray[np.float64]) -> float:
+    r""":math:`\sum_i (\theta_i p_i - c_i\ell^*(\theta_i / c_i))` at :math:`\theta = -q\odot v`.
+
+    ``v`` must already lie in the box (samples with :math:`c_i = 0` have :math:`v_i = 0`).
+    """
+    theta = -model.slope * v
+    c = model.costs
+    counted = c > 0
+    lo, hi = model.loss.conjugate_domain
+    beta = np.clip(theta[counted] / c[counted], lo, hi)
+    return float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
+
+
 def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float = math.inf) -> float:
     r""":math:`D(\theta)` after the repairs of the module's docstring: a proven lower bound.
 
@@ -86,13 +99,7 @@ def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float =
         scale = pen.dual_scale(z)
         if scale is not None and scale != 1.0:
             v, z = v * scale, z * scale
-    theta = -q * v
-    c = model.costs
-    counted = c > 0
-    lo, hi = model.loss.conjugate_domain
-    beta = np.clip(theta[counted] / c[counted], lo, hi)
-    loss_part = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
-    return loss_part - pen.conjugate(z)
+    return loss_part(model, v) - pen.conjugate(z)
 
 
 #: Relative sizes below which a multiplier at a box end that is 0 (the hinge's non-support
@@ -115,13 +122,7 @@ def _unpenalized_value(
     pinned = (model.costs <= 0) | ((np.abs(v) <= scale) & ((v_low == 0) | (v_high == 0)))
     upper, lower = np.where(pinned, 0.0, v_high), np.where(pinned, 0.0, v_low)
     v = _scale_into(project_null(_rows(model), v, upper, lower), v_low, v_high)
-    q = model.slope
-    theta = -q * v
-    c = model.costs
-    counted = c > 0
-    lo, hi = model.loss.conjugate_domain
-    beta = np.clip(theta[counted] / c[counted], lo, hi)
-    return float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
+    return loss_part(model, v)
 
 
 def subgradient_theta(
@@ -183,18 +184,12 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
         candidates.append(lambda: -alpha if model.loss.is_classification else alpha)
     candidates.append(lambda: c * model.loss.derivative(model.loss_argument(solution)))
     best = -np.inf
-    counted = c > 0
-    lo, hi = model.loss.conjugate_domain
     for candidate in candidates:
-        theta = np.clip(np.nan_to_num(candidate()), low, high)
-        v = -q * theta
+        v = -q * np.clip(np.nan_to_num(candidate()), low, high)
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))
-        theta = -q * v
-        beta = np.clip(theta[counted] / c[counted], lo, hi)
-        value = float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
         Kv = l2 * f if own is not None and np.array_equal(v, own) else model.kernel_values(v)
-        best = max(best, value - float(v @ Kv) / (2.0 * l2))
+        best = max(best, loss_part(model, v) - float(v @ Kv) / (2.0 * l2))
         if best >= enough:
             break
     return float(best)
