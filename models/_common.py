@@ -24,6 +24,19 @@ DENSE_BYTES = 1 << 28
 GRAM_LIMIT_BYTES = 2 * 1024**3
 
 
+def check_gram(size: int, what: str, instead: str) -> None:
+    """Raise ModelError when a dense ``size`` x ``size`` float64 matrix would pass the limit.
+
+    ``what`` names the matrix and its model, ``instead`` says what to use.
+    """
+    need = 8.0 * size * size
+    if need > GRAM_LIMIT_BYTES:
+        raise ModelError(
+            f"{what} is a dense {size} x {size} matrix: {need / 1024**3:.1f} GiB (limit "
+            f"{GRAM_LIMIT_BYTES / 1024**3:.0f} GiB). {instead}"
+        )
+
+
 def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:
     """Return ``data`` if it is a :class:`Dataset` (with targets when ``need_y``), else raise."""
     if not isinstance(data, Dataset):

@@ -27,10 +27,10 @@ from optframe.penalties import L2, Penalty, as_penalty
 from optframe.registry import register_model
 
 from ._common import (
-    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
     check_flag,
+    check_gram,
     check_positive,
     kernel_product,
     primal_or_dual,
@@ -239,13 +239,11 @@ class EmpiricalRisk(Model):
 
     def kernel_matrix(self) -> NDArray[np.float64]:
         """The Gram matrix :math:`K` of the training rows (n x n; ModelError above the limit)."""
-        n = self.data.n_samples
-        if 8.0 * n * n > GRAM_LIMIT_BYTES:
-            raise ModelError(
-                f"the dual of {self.name} with {self._kernel!r} forms the n x n kernel matrix: "
-                f"n={n} needs {8.0 * n * n / 1024**3:.1f} GiB (limit "
-                f"{GRAM_LIMIT_BYTES / 1024**3:.0f} GiB). Use the SMO driver or a subsample."
-            )
+        check_gram(
+            self.data.n_samples,
+            f"the kernel matrix of {self.name} with {self._kernel!r} (its dual form)",
+            "Use the SMO driver or a subsample.",
+        )
         return self._kernel.matrix(self.data.X)
 
     def kernel_values(self, v: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -17,9 +17,9 @@ from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawS
 from optframe.registry import register_model
 
 from ._common import (
-    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
+    check_gram,
     check_positive,
     check_unit_weights,
     column,
@@ -203,11 +203,11 @@ class L2SVM(Model):
     def modified_gram(self) -> NDArray[np.float64]:
         r"""The dense :math:`\tilde K` (m x m; small m only)."""
         m = self.data.n_samples
-        if 8.0 * m * m > GRAM_LIMIT_BYTES:
-            raise ModelError(
-                f"{self.name}: K~ for m={m} needs {8.0 * m * m / 1024**3:.1f} GiB; use the "
-                "fw, mfw or cvm driver, which compute kernel columns on demand."
-            )
+        check_gram(
+            m,
+            f"{self.name}'s K~",
+            "Use the fw, mfw or cvm driver, which compute kernel columns on demand.",
+        )
         y = self._y
         K = self.kernel.matrix(self.data.X) + 1.0
         K *= y[:, None] * y[None, :]

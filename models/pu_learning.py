@@ -17,9 +17,9 @@ from optframe.model import Formulation, Model, ProblemClass, RawSolution, Soluti
 from optframe.registry import register_model
 
 from ._common import (
-    GRAM_LIMIT_BYTES,
     check_dataset,
     check_features,
+    check_gram,
     check_number,
     check_unit_weights,
     kernel_product,
@@ -281,13 +281,6 @@ class PULearning(Model):
         alpha[self._U] = -sigma
         return alpha
 
-    def _check_gram(self, size: int) -> None:
-        if 8.0 * size * size > GRAM_LIMIT_BYTES:
-            raise ModelError(
-                f"the kernel forms of {self.name} build a {size} x {size} Gram matrix "
-                f"({8.0 * size * size / 1024**3:.1f} GiB, limit 2 GiB); use the SMO driver."
-            )
-
     def _f_minus_bias(self, alpha: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         """``(K alpha, alpha' K alpha / 2)`` at the training rows, kernel rows in blocks."""
         X = self.data.X
@@ -506,7 +499,9 @@ class PULearning(Model):
             if self.is_linear:
                 quad = cp.sum_squares(XU.T @ sigma) / 2
             else:
-                self._check_gram(n)
+                check_gram(
+                    n, f"the Gram matrix of {self.name}'s kernel forms", "Use the SMO driver."
+                )
                 K = self.kernel.matrix(XU)
                 quad = cp.quad_form(sigma, cp.psd_wrap(0.5 * (K + K.T))) / 2
             equality = cp.sum(sigma) == c1 * p
@@ -540,7 +535,7 @@ class PULearning(Model):
             variables: dict[str, Any] = {"w": w, "intercept": beta, "xi": xi}
         else:
             N = self.data.n_samples
-            self._check_gram(N)
+            check_gram(N, f"the Gram matrix of {self.name}'s kernel forms", "Use the SMO driver.")
             K = self.kernel.matrix(self.data.X)
             K = 0.5 * (K + K.T)
             alpha = cp.Variable(N, name="alpha")
