@@ -184,12 +184,36 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
         candidates.append(lambda: -alpha if model.loss.is_classification else alpha)
     candidates.append(lambda: c * model.loss.derivative(model.loss_argument(solution)))
     best = -np.inf
-    for candidate in candidates:
+    for index, candidate in enumerate(candidates):
         v = -q * np.clip(np.nan_to_num(candidate()), low, high)
         if model.fit_intercept:
             v = balance(v, np.ones_like(v))
-        Kv = l2 * f if own is not None and np.array_equal(v, own) else model.kernel_values(v)
-        best = max(best, loss_part(model, v) - float(v @ Kv) / (2.0 * l2))
+        value = loss_part(model, v)
+        quad = None
+        if index == 0 and own is not None:  # the solution's alpha: its K v is known
+            quad = _quad_from_own(model, v, own, l2 * f, value)
+        if quad is None:
+            quad = float(v @ model.kernel_values(v))
+        best = max(best, value - quad / (2.0 * l2))
         if best >= enough:
             break
     return float(best)
+
+
+def _quad_from_own(
+    model: EmpiricalRisk, v: NDArray, own: NDArray, Kown: NDArray, value: float
+) -> float | None:
+    r"""An upper bound on :math:`v^\top K v` from the solution's own :math:`K v_0` (no new row).
+
+    With :math:`d = v_0 - v` (the clip and balance), :math:`v^\top K v = v_0^\top K v_0 -
+    2 d^\top K v_0 + d^\top K d` and :math:`d^\top K d \le \lVert d\rVert_1^2 \max_i
+    k(x_i, x_i)`, so the dual value built on it stays a bound. ``None`` when that last term is
+    not negligible (then :math:`Kv` is computed).
+    """
+    d = own - v
+    if not d.any():
+        return float(own @ Kown)
+    worst = float(np.abs(d).sum()) ** 2 * float(np.max(model._kernel.diagonal(model.data.X)))
+    if 0.5 * worst / model.penalty_term.l2 > 1e-12 * max(1.0, abs(value)):
+        return None
+    return float(own @ Kown) - 2.0 * float(d @ Kown) + worst

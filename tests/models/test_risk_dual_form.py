@@ -104,3 +104,20 @@ def test_aid_aggregates_a_kernel_model_in_feature_space():
     assert aid.status is of.Status.OPTIMAL
     assert aid.objective == pytest.approx(direct.objective, rel=1e-6)
     assert aid.history[0].extras["clusters"] < LAD.n_samples
+
+
+def test_the_kernel_bound_reuses_the_solutions_kv_only_where_it_stays_a_bound():
+    """A slightly unbalanced alpha: the bound from K v_0 and the exact dual at the repaired v."""
+    from optframe.duality import balance
+    from optframe.models._risk_dual import kernel_dual_bound, loss_part
+
+    kernel = RBF(gamma=0.5)
+    model = EmpiricalRisk(SVM, Hinge(), C=2.0, kernel=kernel)
+    alpha = of.solve(model).solution["alpha"].copy()
+    alpha[SVM.y > 0] *= 1.0 + 1e-7  # y'alpha = 0 no longer holds: the bound rebalances it
+    solution = {"alpha": alpha, "intercept": np.array([0.0])}
+    v = balance(SVM.y * np.clip(alpha, 0.0, 2.0), np.ones_like(alpha))
+    exact = loss_part(model, v) - 0.5 * float(v @ kernel.matrix(SVM.X) @ v)
+    bound = kernel_dual_bound(model, solution)
+    assert bound <= exact + 1e-12 * abs(exact)
+    assert bound == pytest.approx(exact, rel=1e-11)
