@@ -308,13 +308,13 @@ class EmpiricalRisk(Model):
         if self.is_linear:
             w = np.asarray(self.data.X.T @ v, dtype=np.float64).reshape(-1) / l2
             return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
-        given = solution["alpha"]
+        key = v.tobytes()
         last = self.__dict__.get("_last_fit")
-        if last is not None and last[0] is given and last[1] == v.tobytes():
-            return last[2]  # the same alpha as a moment ago (objective, then dual bound)
+        if last is not None and last[0] == key:
+            return last[1]  # the same v as a moment ago (the solution, objective, dual bound)
         Kv = self.kernel_values(v)
         fit = (Kv / l2, float(v @ Kv) / (2.0 * l2))
-        object.__setattr__(self, "_last_fit", (given, v.tobytes(), fit))
+        object.__setattr__(self, "_last_fit", (key, fit))
         return fit
 
     @classmethod
