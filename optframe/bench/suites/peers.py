@@ -323,6 +323,15 @@ def one_thread() -> Iterator[None]:
             os.environ["OPTFRAME_THREADS"] = saved
 
 
+def _timed_solve(model: Any, driver: Any) -> tuple[Any, float]:
+    """``of.solve(model, driver, threads=1)`` and its wall seconds."""
+    import optframe as of
+
+    start = time.perf_counter()
+    result = of.solve(model, driver=driver, threads=1)
+    return result, time.perf_counter() - start
+
+
 def _optframe_record(result: Any, wall: float, model: Any) -> dict[str, Any]:
     """Seconds without compile time, the status, the objective recomputed by ``model``."""
     compile_s = float(getattr(result.timings, "compile", 0.0) or 0.0)
@@ -414,7 +423,6 @@ def _tiny_lad() -> Any:
 
 # ------------------------------------------------------------------------------- linear SVM
 def _linear_fit(method: str, variant: str, data: Any, C: float) -> dict[str, Any]:
-    import optframe as of
     from optframe.data import Dataset
     from optframe.drivers import DCD, SMO, AggregateDisaggregate
     from optframe.models import WeightedSVM
@@ -432,15 +440,10 @@ def _linear_fit(method: str, variant: str, data: Any, C: float) -> dict[str, Any
             "optframe dcd": lambda: DCD(),
             "optframe smo": lambda: SMO(cache_bytes=CACHE_MB * 1024**2),
             "optframe default": lambda: "direct",
-            "optframe auto": lambda: None,
+            "optframe auto": lambda: "auto",
         }
-        start = time.perf_counter()
-        driver = drivers[method]()
-        if driver is None:  # solve()'s own default driver
-            result = of.solve(model, threads=1)
-        else:
-            result = of.solve(model, driver=driver, threads=1)
-        return _optframe_record(result, time.perf_counter() - start, model)
+        result, seconds = _timed_solve(model, drivers[method]())
+        return _optframe_record(result, seconds, model)
     if method.startswith("liblinear"):
         fit = pm.liblinear_hinge(X, y, C, tol=float(method.split()[-1]))
     elif method.startswith("rehline"):
@@ -471,7 +474,6 @@ def _run_linear(cell: Cell) -> dict[str, Any]:
 def _kernel_fit(
     job: str, method: str, X: Any, y: np.ndarray, Xt: Any, yt: np.ndarray, C: float, gamma: float
 ) -> dict[str, Any]:
-    import optframe as of
     from optframe.data import Dataset
     from optframe.drivers import MFW, SMO
     from optframe.kernels import RBF
@@ -485,15 +487,10 @@ def _kernel_fit(
             "optframe smo": lambda: SMO(cache_bytes=cache),
             "optframe mfw": lambda: MFW(cache_bytes=cache),
             "optframe mfw shrink": lambda: MFW(cache_bytes=cache, shrinking=True),
-            "optframe auto": lambda: None,
+            "optframe auto": lambda: "auto",
         }
-        start = time.perf_counter()
-        driver = drivers[method]()
-        if driver is None:  # solve()'s own default driver
-            result = of.solve(model, threads=1)
-        else:
-            result = of.solve(model, driver=driver, threads=1)
-        record = _optframe_record(result, time.perf_counter() - start, model)
+        result, seconds = _timed_solve(model, drivers[method]())
+        record = _optframe_record(result, seconds, model)
         if result.has_solution:
             record["accuracy"] = pm.accuracy(result.predict(Xt), yt)
             if job == "svm-rbf":
