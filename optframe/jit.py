@@ -97,7 +97,7 @@ def _dcd_runs(driver: Any) -> list[tuple[Any, Model]]:
     from optframe.drivers import DCD
     from optframe.models import WeightedSVM
 
-    # dense points reach the kernel as (int64 indptr, int32 indices), CSR as int32 both
+    # dense points and CSR reach the kernel with the same types (uint64 indptr, uint32 indices)
     return [
         (DCD(check_every=2), WeightedSVM(_tiny_data(sparse), C=1.0, fit_intercept=False))
         for sparse in (False, True)

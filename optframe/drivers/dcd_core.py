@@ -13,6 +13,12 @@ over the free coordinates only (fixed ones stay in :math:`w = Z^\top\alpha`). Co
 follows LIBLINEAR's ``solve_l2r_l1l2_svc``: a variable at a bound whose gradient points out of the
 box by more than last epoch's largest projected-gradient violation is set aside until the active
 set converges, then everything is checked again.
+
+The index arrays are unsigned (``uint64`` row pointers and sample order, ``uint32`` or ``uint64``
+column indices): numba adds a negative-index wrap-around test to every access through a signed
+index, which cost a third of the time of an epoch on ijcnn1 (91,701 x 23, 14 non-zeros per row).
+The epoch's permutation is drawn by a xorshift64 generator whose state the caller holds (in
+``rng[0]``), cheaper than numba's Mersenne twister and reproducible from the driver's seed.
 """
 
 from __future__ import annotations
@@ -27,16 +33,17 @@ INF = math.inf
 ACTIVE, PG_MAX_OLD, PG_MIN_OLD = 0, 1, 2
 
 
-@numba.njit(cache=True)
-def seed(value):
-    """Seed numba's own generator (it is separate from NumPy's)."""
-    np.random.seed(value)  # noqa: NPY002 (numba has only the legacy API)
+def rng_state(seed: int) -> np.ndarray:
+    """The xorshift64 state for ``seed`` (never 0, which the generator cannot leave)."""
+    mixed = (int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % 2**64
+    return np.array([mixed or 1], dtype=np.uint64)
 
 
 @numba.njit(cache=True)
 def run_epochs(
-    indptr, indices, data, target, lower, upper, qd, alpha, w, index, state, budget, eps, shrinking
-):
+    indptr, indices, data, target, lower, upper, qd, alpha, w, index, state, budget, eps, shrinking,
+    rng,
+):  # fmt: skip
     """Run at most ``budget`` epochs over ``index[:state[ACTIVE]]``, updating ``alpha`` and ``w``.
 
     Returns ``(code, epochs, pg_range)``: code 1 when the projected-gradient range over all free
@@ -49,9 +56,13 @@ def run_epochs(
     epochs = 0
     pg_range = INF
     code = 0
+    x = rng[0]
     while epochs < budget:
         for s in range(active - 1, 0, -1):
-            j = np.random.randint(0, s + 1)  # noqa: NPY002
+            x ^= x << np.uint64(13)
+            x ^= x >> np.uint64(7)
+            x ^= x << np.uint64(17)
+            j = x % np.uint64(s + 1)
             index[s], index[j] = index[j], index[s]
         pg_max = -INF
         pg_min = INF
@@ -104,6 +115,7 @@ def run_epochs(
             continue
         pg_max_old = pg_max if pg_max > 0.0 else INF
         pg_min_old = pg_min if pg_min < 0.0 else -INF
+    rng[0] = x
     state[ACTIVE] = active
     state[PG_MAX_OLD] = pg_max_old
     state[PG_MIN_OLD] = pg_min_old
