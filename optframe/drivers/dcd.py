@@ -64,18 +64,12 @@ def _prepared(Z: Any) -> tuple[tuple[NDArray, NDArray, NDArray], NDArray[np.floa
     entry = _PREPARED.get(id(Z))
     if entry is not None and entry[0] is Z:
         return entry[1], entry[2]
-    csr, qd = as_csr(Z), _squared_norms(Z)
+    csr = as_csr(Z)
+    qd = core.squared_row_norms(csr[0], csr[2])
     if len(_PREPARED) >= _PREPARED_SIZE:
         _PREPARED.pop(next(iter(_PREPARED)))
     _PREPARED[id(Z)] = (Z, csr, qd)
     return csr, qd
-
-
-def _squared_norms(Z: Any) -> NDArray[np.float64]:
-    if sp.issparse(Z):
-        return np.asarray(Z.multiply(Z).sum(axis=1), dtype=np.float64).reshape(-1)
-    Z = np.asarray(Z, dtype=np.float64)
-    return np.einsum("ij,ij->i", Z, Z)
 
 
 @register_driver

@@ -33,6 +33,19 @@ INF = math.inf
 ACTIVE, PG_MAX_OLD, PG_MIN_OLD = 0, 1, 2
 
 
+@numba.njit(cache=True)
+def squared_row_norms(indptr, data):
+    """The squared norm of every CSR row (one pass, no product matrix as ``Z.multiply(Z)``)."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n)
+    for i in range(n):
+        total = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            total += data[p] * data[p]
+        out[i] = total
+    return out
+
+
 def rng_state(seed: int) -> np.ndarray:
     """The xorshift64 state for ``seed`` (never 0, which the generator cannot leave)."""
     mixed = (int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % 2**64
