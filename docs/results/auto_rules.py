@@ -37,6 +37,9 @@ def cells():
         yield "svm-intercept", n, 20, WeightedSVM(data, C=1.0), ("direct", "aid", "smo")
         nb = WeightedSVM(data, C=1.0, fit_intercept=False)
         yield "svm-no-intercept", n, 20, nb, ("direct", "aid", "dcd")
+    for n, drivers in ((100_000, ("direct", "aid", "dcd")), (200_000, ("aid", "dcd"))):
+        nb = WeightedSVM(make_svm_aid(n, 20, random_state=0), C=1.0, fit_intercept=False)
+        yield "svm-no-intercept", n, 20, nb, drivers
     for n in (10_000, 50_000):
         data = make_lad_set_a(n, 10, random_state=1)
         pinball = EmpiricalRisk(data, Pinball(0.9), C=1.0)
