@@ -101,7 +101,9 @@ class Backend(abc.ABC):
     classes), ``duals`` (the classes for which every named constraint gets a dual; for the others
     ``RawSolution.dual`` is empty) and ``requires`` (import names checked by :meth:`available`),
     ``warm_starts`` (the classes for which it returns ``BackendResult.basis`` and honours
-    ``SolveOptions.start``), and implement :meth:`solve`.
+    ``SolveOptions.start``), and implement :meth:`solve`. A back-end that takes only some
+    problems of its classes (a shape, a size) sets ``narrow`` and says why it refuses one in
+    :meth:`refusal`; its :meth:`solve` returns an ERROR result with the same words.
     """
 
     solver: ClassVar[str]
@@ -110,6 +112,7 @@ class Backend(abc.ABC):
     duals: ClassVar[frozenset[ProblemClass]] = frozenset()
     requires: ClassVar[tuple[str, ...]] = ()
     warm_starts: ClassVar[frozenset[ProblemClass]] = frozenset()
+    narrow: ClassVar[bool] = False
 
     @classmethod
     def full_name(cls) -> str:
@@ -130,6 +133,15 @@ class Backend(abc.ABC):
                 f"back-end {cls.full_name()!r} needs the Python package(s) {missing}; "
                 f"install them with pip (they are dependencies of optframe)"
             )
+
+    @classmethod
+    def refusal(cls, formulation: Formulation) -> str | None:
+        """Why this back-end cannot take ``formulation`` of a class it supports, or None.
+
+        Always None unless ``narrow``: :func:`optframe.compare.applicable_pairs` builds the
+        model to ask a narrow back-end, and leaves it out of the pairs it refuses.
+        """
+        return None
 
     @abc.abstractmethod
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:

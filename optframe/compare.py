@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optframe import registry
+from optframe.backend import Backend
 from optframe.drivers.base import Driver
 from optframe.drivers.direct import Direct
 from optframe.errors import OptframeError
@@ -49,20 +50,33 @@ def applicable_pairs(model: Model) -> Iterator[Pair]:
 
     Direct is paired with every registered back-end (every solver, through every layer the model
     offers, for every formulation of the model); the other drivers, with the default back-end for
-    their sub-problems.
+    their sub-problems. A narrow back-end (``Backend.narrow``, such as ``fn``, which takes only
+    LPs of one shape) is paired with the formulations it does not refuse (the model is built to
+    ask it).
     """
     for solver, classes in registry.backends().items():
         for backend in classes:
             if model.problem_class not in backend.supports:
                 continue
             for form in model.forms:
-                if model.offers(backend.layer, form):
+                if model.offers(backend.layer, form) and _takes(backend, model, form):
                     yield Pair(Direct(form=form), f"{backend.layer}:{solver}")
     for name, driver_class in registry.drivers().items():
         if name != Direct.name:
             driver = driver_class()
             if driver.accepts(model):
                 yield Pair(driver, "auto")
+
+
+def _takes(backend: type[Backend], model: Model, form: str) -> bool:
+    """Whether ``backend`` takes ``model``'s ``form`` (always, unless it is narrow)."""
+    if not backend.narrow:
+        return True
+    try:
+        formulation = model.build(backend.layer, form=form)
+    except OptframeError:
+        return False
+    return backend.refusal(formulation) is None
 
 
 Progress = Callable[[int, int, str], None]

@@ -10,6 +10,6 @@ the continuous classes in ``supports``; for other classes ``dual`` is empty). Th
 and the dual sign convention are in :mod:`optframe.solvers._common`.
 """
 
-from . import clarabel, highs, osqp, piqp, scip
+from . import clarabel, fn, highs, osqp, piqp, scip
 
-__all__ = ["clarabel", "highs", "osqp", "piqp", "scip"]
+__all__ = ["clarabel", "fn", "highs", "osqp", "piqp", "scip"]

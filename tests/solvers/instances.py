@@ -290,6 +290,33 @@ def lp_mixed() -> Instance:
     )
 
 
+def lp_box() -> Instance:
+    """LP with equality rows only and every variable boxed (the shape ``fn`` takes).
+
+    At the optimum ``x0`` and ``x1`` are strictly inside their boxes, ``x2`` is at its upper
+    bound (reduced cost -1) and ``t`` at its lower bound (reduced cost 2): nondegenerate, so the
+    optimum and the duals ``y = (2, -1)`` are unique.
+    """
+    problem = MatrixProblem(
+        c=np.array([1.0, 3.0, -1.0, 4.0]),
+        A=_csc([[1, 1, 1, 1], [1, -1, 2, 0]]),
+        row_lower=np.array([1.0, 1.0]),
+        row_upper=np.array([1.0, 1.0]),
+        lower=np.array([-1.0, 0.0, 0.0, -2.0]),
+        upper=np.array([2.0, 3.0, 1.0, 1.0]),
+        offset=0.25,
+    )
+    return Instance(
+        "lp_box",
+        problem,
+        variables=(Group("x", 3), Group("t", 1, scalar=True)),
+        constraints=(Group("total", 1, scalar=True), Group("mix", 1)),
+        objective=-3.75,
+        primal={"x": np.array([0.5, 1.5, 1.0]), "t": np.array([-2.0])},
+        dual={"total": np.array([2.0]), "mix": np.array([-1.0])},
+    )
+
+
 def qp_box() -> Instance:
     """Strictly convex QP: an equality row, two ``>=`` rows (one active), an active upper bound."""
     P = _csc([[4, 1, 0], [1, 3, 0], [0, 0, 2]])
@@ -455,6 +482,6 @@ def qp_large(n: int = 400, m: int = 300, seed: int = 5) -> Instance:
     )
 
 
-CONTINUOUS = (lp_mixed, qp_box, qp_free)
+CONTINUOUS = (lp_mixed, lp_box, qp_box, qp_free)
 INTEGER = (milp_small, miqp_small)
 ALL = (*CONTINUOUS, *INTEGER, lp_infeasible, lp_unbounded)

@@ -4,7 +4,9 @@ Every back-end in ``optframe.registry.backends()`` is run on every instance of a
 (built in its layer from the same data, see ``instances.py``) and checked for status, objective,
 primal values, duals and their signs, and its bound; then for infeasible/unbounded statuses, time
 and iteration limits, silence, option handling and errors. A back-end whose solver cannot be
-imported fails here: nothing is skipped.
+imported fails here: nothing is skipped. A narrow back-end (``Backend.narrow``: ``fn`` takes only
+LPs with equality rows and boxed variables) is run on the instances it takes, and must refuse the
+others with an ERROR result that says why.
 """
 
 import copy
@@ -36,6 +38,7 @@ EXPECTED = {
     "osqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "clarabel": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "piqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
+    "fn": [("matrix", {LP}, {LP})],
     "scip": [
         ("matrix", ALL_CLASSES, {LP}),
         ("pyomo", ALL_CLASSES, set()),
@@ -52,13 +55,32 @@ def backend_id(cls: type[Backend]) -> str:
     return f"{cls.solver}-{cls.layer}"
 
 
+def takes(cls, instance):
+    """Whether ``cls`` takes ``instance``: its class, and not refused by a narrow back-end."""
+    if instance.problem_class not in cls.supports:
+        return False
+    return not cls.narrow or cls.refusal(instance.build(cls.layer)) is None
+
+
 def cases(*makers, classes=None):
-    """(backend, instance maker) pairs for the instances each back-end declares it supports."""
+    """(backend, instance maker) pairs for the instances each back-end declares it takes."""
     out = []
     for cls in BACKENDS:
         for make in makers:
-            kind = make().problem_class
-            if kind in cls.supports and (classes is None or kind in classes):
+            instance = make()
+            kind = instance.problem_class
+            if takes(cls, instance) and (classes is None or kind in classes):
+                out.append(pytest.param(cls, make, id=f"{backend_id(cls)}-{make.__name__}"))
+    return out
+
+
+def refused_cases():
+    """(narrow back-end, instance maker) pairs of a class it supports that it refuses."""
+    out = []
+    for cls in BACKENDS:
+        for make in inst.ALL:
+            instance = make()
+            if instance.problem_class in cls.supports and not takes(cls, instance):
                 out.append(pytest.param(cls, make, id=f"{backend_id(cls)}-{make.__name__}"))
     return out
 
@@ -160,6 +182,25 @@ def test_unbounded(cls, make):
     assert result.values is None
 
 
+def test_narrow_backends_are_the_expected_ones():
+    assert {cls.solver for cls in BACKENDS if cls.narrow} == {"fn"}
+    # fn refuses an inequality row, a free variable, an infeasible and an unbounded instance
+    refused = {(p.values[0].solver, p.values[1].__name__) for p in refused_cases()}
+    assert refused == {("fn", "lp_mixed"), ("fn", "lp_infeasible"), ("fn", "lp_unbounded")}
+
+
+@pytest.mark.parametrize(("cls", "make"), refused_cases())
+def test_narrow_backend_refuses_with_a_reason(cls, make):
+    formulation = make().build(cls.layer)
+    why = cls.refusal(formulation)
+    assert why
+    result = cls().solve(formulation, SolveOptions(tol=TOL, verbose=True))
+    assert result.status is Status.ERROR
+    assert result.values is None
+    assert why in result.message
+    assert "highs" in result.message  # it names the back-ends that take the problem
+
+
 # -------------------------------------------------------------------------------------- limits
 @pytest.mark.parametrize(("cls", "make"), cases(inst.milp_hard))
 def test_time_limit_on_a_hard_milp(cls, make):
@@ -194,7 +235,10 @@ def test_iteration_limit_quietly(cls, make, capfd):
 
 # -------------------------------------------------------------------------- options and output
 def _small_case(cls):
-    return inst.lp_mixed() if LP in cls.supports else inst.milp_small()
+    for make in (inst.lp_mixed, inst.lp_box, inst.milp_small):
+        if takes(cls, make()):
+            return make()
+    raise AssertionError(f"no small instance for {backend_id(cls)}")
 
 
 HARMLESS = {
@@ -202,6 +246,7 @@ HARMLESS = {
     "osqp": {"rho": 0.2},
     "clarabel": {"equilibrate_enable": True},
     "piqp": {"preconditioner_iter": 5},
+    "fn": {"backoff": 0.9999},
     "scip": {"randomization/randomseedshift": 1},
 }
 
@@ -240,6 +285,7 @@ BOGUS = {
     "osqp": {"no_such_setting": 1},
     "clarabel": {"no_such_setting": 1},
     "piqp": {"no_such_setting": 1},
+    "fn": {"no_such_setting": 1},
     "scip": {"no/such/param": 1},
 }
 

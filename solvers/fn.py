@@ -1,0 +1,290 @@
+r"""Frisch-Newton back-end: an interior point for LPs with equality rows and boxed variables.
+
+``fn`` solves
+
+.. math::
+
+    \min_x \; c^\top x + \text{offset} \quad\text{s.t.}\quad A x = b, \quad
+    \ell \le x \le u \quad (\ell, u \text{ finite}),
+
+the shape of the dual LP of least-absolute-deviation and quantile regression
+(:class:`~optframe.models.LADRegression`, ``EmpiricalRisk(data, Pinball(tau))`` without a
+penalty, ``form="dual"``): a box per sample and one row per coefficient (plus the intercept row),
+so few rows and many columns. It is a matrix-layer back-end written in NumPy/SciPy, with no
+solver library to install; it is never the reference solver of a class (HiGHS is, for LPs).
+
+Algorithm. Mehrotra's predictor-corrector primal-dual interior point on the problem shifted to
+:math:`0 \le x - \ell \le u - \ell` (fixed columns, :math:`\ell_j = u_j`, are set aside), as in
+Koenker and d'Orey's and Portnoy and Koenker's Frisch-Newton method for quantile regression
+(quantreg's ``rq.fit.fnb``): each iteration factors the ``rows x rows`` normal matrix
+:math:`A\Theta A^\top` once by a dense Cholesky (LAPACK) and solves it for the predictor and
+the corrector; nothing of size ``n x n`` is formed. ``A`` is kept as a dense C-ordered array
+when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on dense data), so
+:math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR). The iteration is in
+:mod:`optframe.solvers._fn_core`. Then a *vertex polish*: the ``rows`` columns farthest inside
+their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex
+:math:`A_B x_B = b - A_N x_N`; each replaces the interior point's when it is better (a higher
+dual value, a feasible vertex with no higher objective). On LAD this gives the exact optimal
+vertex, so the coefficients read from the duals are accurate to rounding.
+
+Options (``solver_options`` are checked by name; an unknown name gives an ERROR result that
+names it):
+
+==================  ======================================================================
+``tol``             the stopping tolerance below (default :data:`DEFAULT_TOL`)
+``time_limit``      checked before every iteration; past it the status is ``TIME_LIMIT``
+``threads``         no effect: the work is NumPy/BLAS, whose threads the environment sets
+                    (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``)
+``max_iter``        interior-point iterations (default :data:`DEFAULT_MAX_ITER`); reaching
+                    it gives ``ITERATION_LIMIT``
+``verbose``         one log line per iteration (objective, dual value, gap, residual)
+``backoff``         (solver option) the fraction of the step to the boundary, default 0.99995
+``polish``          (solver option) ``True`` (default) or ``False``: the vertex polish
+``matrix``          (solver option) ``"auto"`` (default), ``"dense"`` or ``"sparse"``: how
+                    ``A`` is held
+==================  ======================================================================
+
+Status. The iteration stops when the relative gap
+:math:`(c^\top x - g(y)) / (1 + |c^\top x|)` and the row residual
+:math:`\lVert b - Ax\rVert_\infty / (1 + \lVert b\rVert_\infty + \max_i \sum_j |a_{ij}| u_j)`
+are both at most ``tol``; that is ``OPTIMAL`` in the sense of the other back-ends: the solver's
+own claim, which optframe's certificate then proves or turns into ``CONVERGED``. A normal matrix
+that cannot be factored even with a tiny ridge gives ``ERROR``. With every variable bounded the
+LP is never unbounded; an infeasible one ends at the iteration limit with a row residual that
+does not fall (the message gives it).
+
+Bound: :math:`g(y) = b^\top y + \sum_j \min(d_j \ell_j, d_j u_j)` with
+:math:`d = c - A^\top y`, the dual value of the box LP, a lower bound at *any* ``y`` (weak
+duality needs no dual feasibility here), plus the offset.
+
+Duals. The row duals are ``y`` of the Lagrangian :math:`c^\top x - y^\top(Ax - b) - \dots`, so
+``dual[row] = d f*/d b_row``, the convention of :mod:`optframe.solvers._common` (HiGHS's own
+sign); the LAD dual form reads its coefficients from them.
+
+Scope. Only LPs whose rows are all equalities and whose variables all have two finite bounds,
+with at most :data:`MAX_ROWS` rows: the dense ``rows x rows`` Cholesky is what makes the method
+fast, and it is the wrong tool beyond that. Any other LP (an inequality row, a free or
+half-bounded variable, too many rows) gives an ERROR result that says why and names the
+back-ends that take it (:meth:`FnMatrixBackend.refusal` says the same without solving).
+
+References
+----------
+Koenker, R. and d'Orey, V. (1987, 1994). Computing regression quantiles. *Applied Statistics*.
+Portnoy, S. and Koenker, R. (1997). The Gaussian hare and the Laplacian tortoise: computability
+of squared-error versus absolute-error estimators. *Statistical Science* 12(4), 279-300.
+Mehrotra, S. (1992). On the implementation of a primal-dual interior point method. *SIAM
+Journal on Optimization* 2(4), 575-601.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.model import Formulation, MatrixProblem, ProblemClass
+from optframe.registry import register_backend
+from optframe.result import Status
+
+from ._common import Clock, error_result, matrix_raw_solution, out_of_time, time_left
+from ._fn_core import BoxLP, Iterate, Stop, frisch_newton, polish
+
+__all__ = [
+    "DEFAULT_MAX_ITER",
+    "DEFAULT_TOL",
+    "DENSE_FILL",
+    "FN_STATUS",
+    "MAX_ROWS",
+    "POLISH_FROM",
+    "FnMatrixBackend",
+    "fn_settings",
+]
+
+#: More rows than this and the problem is out of scope (the normal matrix is ``rows x rows``).
+MAX_ROWS = 5000
+#: The fraction of ``A``'s entries from which it is held as a dense array.
+DENSE_FILL = 0.2
+#: Default stopping tolerance (relative gap and relative row residual).
+DEFAULT_TOL = 1e-9
+#: Default interior-point iteration limit.
+DEFAULT_MAX_ITER = 100
+#: The relative gap from which every iteration tries the vertex polish and stops when it closes.
+POLISH_FROM = 1e-5
+#: How the iteration stopped -> Status.
+FN_STATUS: dict[Stop, Status] = {
+    "optimal": Status.OPTIMAL,
+    "iteration_limit": Status.ITERATION_LIMIT,
+    "time_limit": Status.TIME_LIMIT,
+    "numerical": Status.ERROR,
+}
+#: The solver options ``fn`` knows, with their defaults.
+SOLVER_OPTIONS: dict[str, Any] = {"backoff": 0.99995, "polish": True, "matrix": "auto"}
+MatrixKind = Literal["auto", "dense", "sparse"]
+_OTHERS = "'highs' (the LP reference), 'clarabel', 'piqp', 'osqp' or 'scip'"
+
+
+def fn_settings(options: SolveOptions) -> dict[str, Any]:
+    """Map ``options`` to fn's settings (a new dict; ``solver_options`` applied last)."""
+    settings: dict[str, Any] = {
+        "tol": DEFAULT_TOL if options.tol is None else float(options.tol),
+        "max_iter": DEFAULT_MAX_ITER if options.max_iter is None else int(options.max_iter),
+        "verbose": bool(options.verbose),
+        **SOLVER_OPTIONS,
+    }
+    settings.update(options.solver_options)
+    return settings
+
+
+def _invalid(settings: dict[str, Any], options: SolveOptions) -> str | None:
+    """The ERROR message for unknown or bad ``solver_options``, or None."""
+    unknown = sorted(str(key) for key in options.solver_options if key not in SOLVER_OPTIONS)
+    if unknown:
+        return (
+            f"unknown solver option(s) {unknown} (fn's solver options are "
+            f"{sorted(SOLVER_OPTIONS)}; tol, max_iter, time_limit and verbose are solve() "
+            "arguments)"
+        )
+    if not 0.0 < float(settings["backoff"]) < 1.0:
+        return f"solver option backoff={settings['backoff']!r} must lie in (0, 1)"
+    if settings["matrix"] not in ("auto", "dense", "sparse"):
+        return f"solver option matrix={settings['matrix']!r}: use 'auto', 'dense' or 'sparse'"
+    if not isinstance(settings["polish"], bool):
+        return f"solver option polish={settings['polish']!r} must be True or False"
+    return None
+
+
+def refusal(problem: Any) -> str | None:
+    """Why ``problem`` is outside fn's scope (see the module docstring), or None."""
+    if not isinstance(problem, MatrixProblem):
+        return "fn takes matrix-layer problems only"
+    if problem.problem_class is not ProblemClass.LP:
+        return f"fn solves LPs only; this is a {problem.problem_class.value}"
+    why = []
+    rl, ru = problem.row_lower, problem.row_upper
+    if problem.n_rows > MAX_ROWS:
+        why.append(f"it has {problem.n_rows} rows, more than fn's limit of {MAX_ROWS}")
+    if not np.all((rl == ru) & np.isfinite(ru)):
+        count = int(np.count_nonzero(~((rl == ru) & np.isfinite(ru))))
+        why.append(f"{count} of its rows are inequalities (fn takes equality rows only)")
+    unbounded = ~(np.isfinite(problem.lower) & np.isfinite(problem.upper))
+    if np.any(unbounded):
+        why.append(
+            f"{int(np.count_nonzero(unbounded))} of its variables are free or bounded on one "
+            "side only (fn needs two finite bounds on every variable)"
+        )
+    if np.any(problem.lower > problem.upper):
+        why.append("a variable's lower bound is above its upper bound")
+    if not why:
+        return None
+    return (
+        "this LP is not fn's shape (equality rows, boxed variables, at most "
+        f"{MAX_ROWS} rows): {'; '.join(why)}. Use {_OTHERS}"
+    )
+
+
+def _box_lp(problem: MatrixProblem, free: np.ndarray, kind: MatrixKind) -> BoxLP:
+    """The shifted problem over the non-fixed columns ``free``, ``A`` dense or CSR."""
+    lower, upper = problem.lower, problem.upper
+    A = sp.csc_array(problem.A)
+    b = problem.row_upper - np.asarray(A @ lower, dtype=np.float64)
+    A = A[:, free] if free.size < problem.n_variables else A
+    rows, cols = A.shape
+    if kind == "auto":
+        kind = "dense" if A.nnz >= DENSE_FILL * rows * cols else "sparse"
+    matrix: Any = np.ascontiguousarray(A.toarray()) if kind == "dense" else sp.csr_array(A)
+    return BoxLP(matrix, b, problem.c[free].copy(), upper[free] - lower[free])
+
+
+def _message(point: Iterate, lp: BoxLP, kind: str) -> str:
+    words = {
+        "optimal": "gap and residual within tol",
+        "iteration_limit": "iteration limit",
+        "time_limit": "time limit",
+        "numerical": "numerical failure",
+    }[point.stop]
+    text = (
+        f"fn: {words} after {point.iterations} iterations ({kind} A, {lp.b.size} rows, "
+        f"{lp.c.size} columns; row residual {point.residual:.3g})"
+    )
+    if point.note:
+        text += f"; {point.note}"
+    return text
+
+
+@register_backend
+class FnMatrixBackend(Backend):
+    """The Frisch-Newton interior point on a MatrixProblem with equality rows and boxes."""
+
+    solver: ClassVar[str] = "fn"
+    layer: ClassVar[str] = "matrix"
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
+    requires: ClassVar[tuple[str, ...]] = ("scipy",)
+    narrow: ClassVar[bool] = True
+
+    @classmethod
+    def refusal(cls, formulation: Formulation) -> str | None:
+        """Why ``formulation`` is outside fn's scope, or None when fn takes it."""
+        return refusal(formulation.problem)
+
+    def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Check the shape, shift the box, iterate, polish, and map back."""
+        clock = Clock()
+        settings = fn_settings(options)
+        if message := _invalid(settings, options):
+            return error_result(message, clock(), "fn")
+        problem: MatrixProblem = formulation.problem
+        if message := refusal(problem):
+            return error_result(message, clock(), "fn")
+        lower, upper = problem.lower, problem.upper
+        free = np.flatnonzero(upper > lower)
+        lp = _box_lp(problem, free, settings["matrix"])
+        kind = "dense" if lp.dense else "sparse"
+        left = time_left(options, clock)
+        if left is None:
+            return out_of_time(clock, "fn")
+        deadline = None
+        if left.time_limit is not None:
+            deadline = time.perf_counter() + left.time_limit
+        log = None
+        if settings["verbose"]:
+            print(f"fn: {lp.b.size} rows, {lp.c.size} columns, {kind} A")
+            print("iter  objective          dual value         rel. gap   residual")
+            log = print
+        point = frisch_newton(
+            lp,
+            tol=float(settings["tol"]),
+            max_iter=int(settings["max_iter"]),
+            deadline=deadline,
+            backoff=float(settings["backoff"]),
+            polish_from=POLISH_FROM if settings["polish"] else None,
+            log=log,
+        )
+        if settings["polish"] and point.stop != "numerical" and not point.note:
+            point = polish(lp, point)
+        status = FN_STATUS[point.stop]
+        message = _message(point, lp, kind)
+        if log is not None:
+            log(message)
+        if status is Status.ERROR:
+            return BackendResult(
+                status, None, iterations=point.iterations, seconds=clock(), message=message
+            )
+        x = lower.astype(np.float64, copy=True)
+        x[free] += point.x
+        shift = float(problem.c @ lower) + problem.offset
+        objective = float(point.objective) + shift
+        bound = float(point.bound) + shift
+        y = np.asarray(point.y, dtype=np.float64)
+        return BackendResult(
+            status=status,
+            values=matrix_raw_solution(formulation, x, y),
+            objective=objective,
+            bound=bound,
+            iterations=point.iterations,
+            seconds=clock(),
+            message=message,
+        )
