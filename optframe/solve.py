@@ -126,8 +126,10 @@ def solve(
         or a driver instance such as ``AggregateDisaggregate()``.
     backend : str
         ``"auto"`` (the reference solver of the problem class: LP -> HiGHS, QP -> Clarabel,
-        MIQP -> SCIP), a solver name (``"highs"``, ``"osqp"``, ``"clarabel"``, ``"scip"``) or
-        ``"layer:solver"`` (``"pyomo:highs"``, ``"cvxpy:clarabel"``, ``"matrix:highs"``).
+        MIQP -> SCIP; with ``driver="auto"`` a rule may pick another, as ``fn`` for the dual LP
+        of LAD and quantile regression, and ``Result.backend`` says which ran), a solver name
+        (``"highs"``, ``"osqp"``, ``"clarabel"``, ``"scip"``, ``"fn"``) or ``"layer:solver"``
+        (``"pyomo:highs"``, ``"cvxpy:clarabel"``, ``"matrix:highs"``).
     tol, max_iter, time_limit, threads, verbose
         Common options; drivers use them for their own loop and pass them to back-ends.
         ``tol >= 0``; ``max_iter`` and ``threads`` integers >= 1; ``time_limit > 0`` wall
@@ -180,8 +182,11 @@ def solve(
     threads, verbose = checked["threads"], bool(verbose)
     rule = None
     if isinstance(driver, str) and driver.lower() == "auto":
-        choice = choose(model, backend if isinstance(backend, str) else "auto")
+        choice = choose(
+            model, backend if isinstance(backend, str) else "auto", bool(solver_options)
+        )
         chosen, rule = choice.driver, choice.rule
+        backend = choice.backend or backend
     else:
         chosen = _driver(driver)
     chosen.check(model)

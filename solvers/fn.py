@@ -24,8 +24,12 @@ when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on de
 :mod:`optframe.solvers._fn_core`. Then a *vertex polish*: the ``rows`` columns farthest inside
 their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex
 :math:`A_B x_B = b - A_N x_N`; each replaces the interior point's when it is better (a higher
-dual value, a feasible vertex with no higher objective). On LAD this gives the exact optimal
-vertex, so the coefficients read from the duals are accurate to rounding.
+dual value, a feasible vertex with no higher objective, or one at the dual value). It is tried
+at every iteration once the relative gap is below :data:`POLISH_FROM`, and the iteration stops
+as soon as the vertex passes the stopping test (two iterations fewer on LAD), and once more at
+the end. On LAD this gives the exact optimal vertex, so the coefficients read from the duals
+are accurate to rounding (certified gaps of 1e-16 to 4e-12 on the benchmark sets, against HiGHS
+to 1e-9 relative in the tests).
 
 Options (``solver_options`` are checked by name; an unknown name gives an ERROR result that
 names it):
@@ -214,6 +218,31 @@ def _message(point: Iterate, lp: BoxLP, kind: str) -> str:
     return text
 
 
+def _trivial(formulation: Formulation, problem: MatrixProblem, seconds: float) -> BackendResult:
+    """No rows (each variable at the bound its cost picks) or no free column (``x = l``)."""
+    lower, upper, c = problem.lower, problem.upper, problem.c
+    y = np.zeros(problem.n_rows)
+    x = np.where(c < 0, upper, lower) if problem.n_rows == 0 else lower.astype(np.float64)
+    residual = np.abs(np.asarray(problem.A @ x) - problem.row_upper)
+    scale = 1.0 + float(np.max(np.abs(problem.row_upper), initial=0.0))
+    if np.any(residual > 1e-9 * scale):
+        return BackendResult(
+            Status.INFEASIBLE,
+            None,
+            seconds=seconds,
+            message="fn: every variable is fixed and the rows do not hold at their values",
+        )
+    value = float(c @ x) + problem.offset
+    return BackendResult(
+        status=Status.OPTIMAL,
+        values=matrix_raw_solution(formulation, x, y),
+        objective=value,
+        bound=value,
+        seconds=seconds,
+        message="fn: no rows or no free variable; solved without iterating",
+    )
+
+
 @register_backend
 class FnMatrixBackend(Backend):
     """The Frisch-Newton interior point on a MatrixProblem with equality rows and boxes."""
@@ -224,6 +253,8 @@ class FnMatrixBackend(Backend):
     duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
     requires: ClassVar[tuple[str, ...]] = ("scipy",)
     narrow: ClassVar[bool] = True
+    #: The row limit (:data:`MAX_ROWS`), for callers that check the shape before building.
+    max_rows: ClassVar[int] = MAX_ROWS
 
     @classmethod
     def refusal(cls, formulation: Formulation) -> str | None:
@@ -241,6 +272,8 @@ class FnMatrixBackend(Backend):
             return error_result(message, clock(), "fn")
         lower, upper = problem.lower, problem.upper
         free = np.flatnonzero(upper > lower)
+        if free.size == 0 or problem.n_rows == 0:
+            return _trivial(formulation, problem, clock())
         lp = _box_lp(problem, free, settings["matrix"])
         kind = "dense" if lp.dense else "sparse"
         left = time_left(options, clock)

@@ -3,7 +3,9 @@ r"""Measure the crossovers behind ``driver="auto"`` (docs/results/auto_rules.md)
 Each cell solves one model with Direct (the default back-end) and with the decomposition
 drivers its structures admit, one thread, each timed twice after a warm-up solve (numba
 compiled, solver loaded); the median wall time and the certified status are written as JSON
-lines. Rerun::
+lines. A driver named ``"<driver> fn"`` runs on the ``matrix:fn`` back-end (the LP cells).
+Rerun (``--only lad,quantile-lp`` for some families; a later record of a cell and driver
+replaces an earlier one in the report)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
         OPTFRAME_DATA=../shared/datasets python docs/results/auto_rules.py > auto_rules.jsonl
@@ -28,10 +30,11 @@ from optframe.models import L2SVM, EmpiricalRisk, LADRegression, WeightedSVM
 
 def cells():
     """(family, n, m, model, drivers) of every cell, the smallest first."""
-    for n in (2_000, 10_000, 50_000, 200_000):
+    for n in (1_000, 2_000, 10_000, 50_000, 200_000):
         for m in (10, 50):
             data = make_lad_set_a(n, m, random_state=0)
-            yield "lad", n, m, LADRegression(data), ("direct", "aid")
+            lp = ("direct fn", "aid", "aid fn")
+            yield "lad", n, m, LADRegression(data), ("direct", *lp) if n <= 50_000 else lp
     for n in (2_000, 10_000, 50_000):
         data = make_svm_aid(n, 20, random_state=0)
         yield "svm-intercept", n, 20, WeightedSVM(data, C=1.0), ("direct", "aid", "smo")
@@ -40,6 +43,10 @@ def cells():
     for n, drivers in ((100_000, ("direct", "aid", "dcd")), (200_000, ("aid", "dcd"))):
         nb = WeightedSVM(make_svm_aid(n, 20, random_state=0), C=1.0, fit_intercept=False)
         yield "svm-no-intercept", n, 20, nb, drivers
+    for n in (2_000, 10_000, 50_000):
+        data = make_lad_set_a(n, 10, random_state=1)
+        quantile = EmpiricalRisk(data, Pinball(0.9), penalty=None)
+        yield "quantile-lp", n, 10, quantile, ("direct", "direct fn", "aid", "aid fn")
     for n in (10_000, 50_000):
         data = make_lad_set_a(n, 10, random_state=1)
         pinball = EmpiricalRisk(data, Pinball(0.9), C=1.0)
@@ -58,19 +65,23 @@ def cells():
 
 def timed(model, driver):
     """Median seconds of two solves after a warm-up, and the last result."""
-    of.solve(model, driver=driver)  # warm-up: compilation, imports, caches
+    name, _, on_fn = driver.partition(" ")
+    backend = "matrix:fn" if on_fn == "fn" else "auto"
+    of.solve(model, driver=name, backend=backend)  # warm-up: compilation, imports, caches
     runs = []
     for _ in range(2):
         start = time.perf_counter()
-        result = of.solve(model, driver=driver)
+        result = of.solve(model, driver=name, backend=backend)
         runs.append((time.perf_counter() - start, result))
     seconds = statistics.median(t for t, _ in runs)
     return seconds, runs[-1][1]
 
 
-def main() -> None:
-    """Solve every cell with each of its drivers; one JSON line per solve."""
+def main(only: set[str] | None = None) -> None:
+    """Solve every cell (of the families in ``only``) with each driver; a JSON line per solve."""
     for family, n, m, model, drivers in cells():
+        if only is not None and family not in only:
+            continue
         for driver in drivers:
             try:
                 seconds, result = timed(model, driver)
@@ -92,7 +103,11 @@ def report(path: str) -> None:
         rows.setdefault(key, {})[record["driver"]] = record
     from optframe.drivers.auto import choose
 
-    picks = {(family, n, m): choose(model).driver.name for family, n, m, model, _ in cells()}
+    def pick(model):
+        choice = choose(model)
+        return choice.driver.name + (" fn" if choice.backend == "matrix:fn" else "")
+
+    picks = {(family, n, m): pick(model) for family, n, m, model, _ in cells()}
     print("| family | n | m | driver: seconds (status) | fastest / Direct | auto picks / fastest |")
     print("|---|---:|---:|---|---:|---|")
     for (family, n, m), runs in rows.items():
@@ -112,5 +127,7 @@ def report(path: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--report":
         report(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--only":
+        main(set(sys.argv[2].split(",")))
     else:
         main()

@@ -15,17 +15,25 @@ In order, the first rule that applies:
    samples: :class:`~optframe.drivers.SMO` (Direct's dual forms the n x n Gram matrix);
 4. a kernel model offering ``SimplexQP`` with at least :data:`FW_MIN_SAMPLES` samples:
    :class:`~optframe.drivers.MFW`;
-5. a linear model offering ``LinearBoxDual`` with :data:`DCD_MIN_SAMPLES` to
+5. a linear LP offering ``PiecewiseLinearSampleLoss`` with a convex loss (LAD, quantile
+   regression without a penalty), solved in its dual form (the default), with at least
+   :data:`FN_MIN_SAMPLES` samples and fewer features than the ``fn`` back-end's row limit, when
+   the caller passes no ``solver_options`` (they would be HiGHS's): the ``matrix:fn`` back-end
+   (:mod:`optframe.solvers.fn`; ``Choice.backend``), under
+   :class:`~optframe.drivers.AggregateDisaggregate` from :data:`FN_AID_MIN_SAMPLES` samples
+   and :data:`FN_AID_MIN_FEATURES` features, else under :class:`Direct`;
+6. a linear model offering ``LinearBoxDual`` with :data:`DCD_MIN_SAMPLES` to
    :data:`DCD_MAX_SAMPLES` samples: :class:`~optframe.drivers.DCD`;
-6. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
+7. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
    :data:`AID_MIN_SAMPLES` samples (an LP; :data:`AID_MIN_SAMPLES_QP` for a QP):
    :class:`~optframe.drivers.AggregateDisaggregate`;
-7. otherwise Direct.
+8. otherwise Direct.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from optframe.capabilities import (
     BoxQPDual,
@@ -41,6 +49,7 @@ from optframe.drivers.direct import Direct
 from optframe.drivers.frank_wolfe import MFW
 from optframe.drivers.smo import SMO
 from optframe.model import Model, ProblemClass
+from optframe.registry import backends
 
 #: Samples from which SMO beats Direct's kernel dual (1,000 RBF rows of a9a: 17x).
 SMO_MIN_SAMPLES = 1_000
@@ -50,6 +59,15 @@ FW_MIN_SAMPLES = 1_000
 #: fastest at 2,000 to 50,000 rows, level with AID at 100,000, 3.5x slower at 200,000; on
 #: ijcnn1's 91,701 rows DCD is 3x faster than AID).
 DCD_MIN_SAMPLES, DCD_MAX_SAMPLES = 2_000, 100_000
+#: Samples from which Direct on ``fn`` takes the dual LP of a piecewise-linear loss: on LAD the
+#: fastest path measured from 1,000 rows, up to 1,000,000 x 10 and 50,000 x 50 (10x Direct on
+#: HiGHS and 3x AID on fn at 2,000 x 50, 1.8x AID on fn at 50,000 x 50, 2.4x at 1,000,000 x
+#: 10); below 1,000 rows not measured, Direct on HiGHS as before.
+FN_MIN_SAMPLES = 1_000
+#: From this many samples and features AID with fn for its aggregated LPs beats Direct on fn
+#: (LAD 200,000 x 50: 1.1x to 1.3x, 200,000 x 100: 1.1x, 1,000,000 x 50: 1.2x); with 10
+#: features Direct on fn stays 2x faster (200,000 and 1,000,000 rows), and at 50,000 x 50 1.8x.
+FN_AID_MIN_SAMPLES, FN_AID_MIN_FEATURES = 200_000, 50
 #: Samples from which AggregateDisaggregate beats Direct on a piecewise-linear loss (LAD:
 #: even at 10,000 x 10, 1.7x at 10,000 x 50, 5x at 50,000, 34x at 200,000 x 10).
 AID_MIN_SAMPLES = 10_000
@@ -60,19 +78,52 @@ AID_MIN_SAMPLES_QP = 20_000
 
 @dataclass(frozen=True)
 class Choice:
-    """The driver ``auto`` picked and the rule that picked it."""
+    """The driver ``auto`` picked, the rule that picked it, and its back-end if it names one.
+
+    ``backend`` is ``None`` when the rule leaves the back-end to the caller (``"auto"``: the
+    reference solver of the problem class).
+    """
 
     driver: Driver
     rule: str
+    backend: str | None = None
 
 
-def choose(model: Model, backend: str = "auto") -> Choice:
-    """The driver for ``model`` by the rules of this module."""
+def _fn_takes_dual(model: Model, n: int) -> bool:
+    """Whether ``model``'s default form is the dual LP of a piecewise-linear loss fn takes."""
+    fn: Any = backends().get("fn")
+    data = getattr(model, "data", None)
+    if not fn or data is None or n < FN_MIN_SAMPLES:
+        return False
+    return (
+        model.is_linear
+        and model.problem_class is ProblemClass.LP
+        and model.default_form == "dual"
+        and model.offers("matrix", "dual")
+        and int(data.n_features) + 1 <= fn[0].max_rows
+        and model.offers_structure(PiecewiseLinearSampleLoss)
+        and model.structure(PiecewiseLinearSampleLoss).model.convex_sample_loss
+    )
+
+
+def choose(model: Model, backend: str = "auto", solver_options: bool = False) -> Choice:
+    """The driver for ``model`` by the rules of this module.
+
+    ``solver_options``: whether the caller passes solver options (then no rule picks a
+    back-end: they are meant for the default one).
+    """
     if isinstance(model, ChunkedSamples):
         return Choice(AggregateDisaggregate(), "samples in chunks on Dask")
     if backend != "auto":
         return Choice(Direct(), f"the back-end {backend!r} was named")
     n = model.n_samples
+    if not solver_options and _fn_takes_dual(model, n):
+        m = int(model.data.n_features)  # type: ignore[attr-defined]
+        rule = f"the dual LP of a piecewise-linear loss with n = {n} >= {FN_MIN_SAMPLES}: fn"
+        if n >= FN_AID_MIN_SAMPLES and m >= FN_AID_MIN_FEATURES:
+            rule += f", in AID (n >= {FN_AID_MIN_SAMPLES}, m = {m} >= {FN_AID_MIN_FEATURES})"
+            return Choice(AggregateDisaggregate(), rule, backend="matrix:fn")
+        return Choice(Direct(), rule, backend="matrix:fn")
     if not model.is_linear:
         if n >= SMO_MIN_SAMPLES and model.offers_structure(BoxQPDual):
             return Choice(SMO(), f"a kernel box QP with n = {n} >= {SMO_MIN_SAMPLES}")
@@ -94,6 +145,9 @@ __all__ = [
     "AID_MIN_SAMPLES_QP",
     "DCD_MAX_SAMPLES",
     "DCD_MIN_SAMPLES",
+    "FN_AID_MIN_FEATURES",
+    "FN_AID_MIN_SAMPLES",
+    "FN_MIN_SAMPLES",
     "FW_MIN_SAMPLES",
     "SMO_MIN_SAMPLES",
     "Choice",

@@ -95,6 +95,23 @@ def test_highspy_dual_lp_maps_to_the_models_optimum_and_a_perturbation_fails():
     assert records[2]["rel_objective"] > 1e-3
 
 
+@pytest.mark.parametrize(
+    ("method", "driver"), [("optframe direct fn", "direct"), ("optframe aid fn", "aid")]
+)
+def test_the_fn_methods_run_fn_and_reach_the_optimum(method, driver):
+    import optframe as of
+
+    data = _lad_data(3000, 4)
+    model = LADRegression(data)
+    reference = of.solve(model, driver="direct", backend="highs", threads=1)
+    record = peers._lad_fit(method, data, quick=True)
+    assert record["backend"] == "matrix:fn"
+    assert record["driver"] == driver
+    assert record["status"] == "optimal"
+    assert record["objective"] == pytest.approx(reference.objective, rel=1e-6)
+    assert method in peers.LAD_METHODS
+
+
 def test_a_solution_with_nan_gives_a_nan_objective_and_no_success():
     model = LADRegression(_lad_data())
     out = peers.recompute(model, {"beta": np.full(3, np.nan), "intercept": np.zeros(1)})

@@ -21,14 +21,30 @@ SMALL_LAD = make_lad_set_a(200, 3, random_state=0)
 KERNEL_SVM = make_classification_svm(auto.SMO_MIN_SAMPLES, 3, random_state=0)
 
 
-def picked(model, backend="auto"):
-    return auto.choose(model, backend).driver.name
+def picked(model, backend="auto", solver_options=False):
+    choice = auto.choose(model, backend, solver_options)
+    return choice.driver.name + (f" on {choice.backend}" if choice.backend else "")
 
 
 def test_the_rules():
     assert picked(LADRegression(SMALL_LAD)) == "direct"
-    assert picked(LADRegression(BIG_LAD)) == "aid"
-    assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9), penalty=None)) == "aid"
+    assert picked(LADRegression(BIG_LAD)) == "direct on matrix:fn"
+    assert picked(LADRegression(BIG_LAD), solver_options=True) == "aid"  # HiGHS's options
+    assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9), penalty=None)) == "direct on matrix:fn"
+    at_fn = make_lad_set_a(auto.FN_MIN_SAMPLES, 3, random_state=0)
+    below = at_fn.subset(np.arange(auto.FN_MIN_SAMPLES - 1))
+    assert picked(LADRegression(at_fn)) == "direct on matrix:fn"
+    assert picked(LADRegression(below)) == "direct"
+    # AID with fn for its aggregated LPs from FN_AID_MIN_SAMPLES x FN_AID_MIN_FEATURES
+    wide = Dataset(
+        X=np.zeros((auto.FN_AID_MIN_SAMPLES, auto.FN_AID_MIN_FEATURES)),
+        y=np.zeros(auto.FN_AID_MIN_SAMPLES),
+    )
+    assert picked(LADRegression(wide)) == "aid on matrix:fn"
+    narrower = Dataset(X=wide.X[:, 1:], y=wide.y)
+    assert picked(LADRegression(narrower)) == "direct on matrix:fn"
+    shorter = Dataset(X=wide.X[1:], y=wide.y[1:])
+    assert picked(LADRegression(shorter)) == "direct on matrix:fn"
     assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "direct"  # quadratic pieces: no AID
     assert BIG_LAD.n_samples < auto.AID_MIN_SAMPLES_QP
     assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9))) == "direct"  # a QP: AID from 20,000
@@ -48,12 +64,18 @@ def test_the_rules():
 
 def test_the_result_says_what_ran_and_why():
     result = of.solve(LADRegression(BIG_LAD))
-    assert result.driver == "aid"
+    assert result.driver == "direct"
+    assert result.backend == "matrix:fn"
     assert result.status is of.Status.OPTIMAL
     assert "piecewise-linear" in result.stats["auto_rule"]
+    assert "fn" in result.stats["auto_rule"]
     reference = of.solve(LADRegression(BIG_LAD), driver="direct")
-    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert reference.backend == "matrix:highs"
+    assert result.objective == pytest.approx(reference.objective, rel=1e-9)
     assert "auto_rule" not in reference.stats
+    ipm = of.solve(LADRegression(BIG_LAD), solver_options={"solver": "ipm"})
+    assert (ipm.driver, ipm.backend) == ("aid", "matrix:highs")  # the options are HiGHS's
+    assert ipm.status is of.Status.OPTIMAL
     small = of.solve(LADRegression(SMALL_LAD))
     assert small.driver == "direct"
 

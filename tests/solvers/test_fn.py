@@ -297,3 +297,26 @@ def test_compare_pairs_fn_only_with_the_forms_it_takes():
     assert ("direct:dual", "matrix:fn") in pairs
     assert ("direct:primal", "matrix:fn") not in pairs  # free coefficients: refused
     assert ("direct:primal", "matrix:highs") in pairs
+
+
+def test_no_rows_and_all_fixed_are_solved_without_iterating():
+    formulation = box_lp(4, rows=3)
+    p = formulation.problem
+    no_rows = replace(
+        formulation,
+        problem=replace(p, A=p.A[:0], row_lower=p.row_lower[:0], row_upper=p.row_upper[:0]),
+        constraints={},
+    )
+    ours = FnMatrixBackend().solve(no_rows, SolveOptions())
+    reference = HighsMatrixBackend().solve(no_rows, SolveOptions())
+    assert ours.status is Status.OPTIMAL
+    assert ours.objective == pytest.approx(reference.objective, rel=1e-12)
+    fixed = replace(formulation, problem=replace(p, upper=p.lower.copy()))
+    result = FnMatrixBackend().solve(fixed, SolveOptions())
+    assert result.status is Status.INFEASIBLE  # the rows held at an interior point, not at l
+    consistent = replace(
+        fixed, problem=replace(fixed.problem, row_lower=p.A @ p.lower, row_upper=p.A @ p.lower)
+    )
+    result = FnMatrixBackend().solve(consistent, SolveOptions())
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(float(p.c @ p.lower) + p.offset)

@@ -11,7 +11,9 @@ Jobs (``job`` key), each on the same problem for every method:
   the dual LP with HiGHS's own choice of algorithm: ``solve()``'s default before
   ``driver="auto"``), ``optframe auto`` (``of.solve(model)``: whatever ``solve()`` picks by
   default; also in the other jobs), ``optframe direct ipm`` (the same with
-  ``solver_options={"solver": "ipm"}``, the by-hand configuration), ``optframe LP by highspy
+  ``solver_options={"solver": "ipm"}``, the by-hand configuration), ``optframe direct fn``
+  (Direct on the dual LP with optframe's Frisch-Newton back-end, ``backend="matrix:fn"``),
+  ``optframe aid fn`` (AID with fn for its aggregated LPs), ``optframe LP by highspy
   ipm`` (a diagnostic: the LP optframe builds, ``model.build("matrix", "dual")``, passed to
   highspy by hand, solve only), pyfixest's
   ``quantreg(quantile=0.5, method="pfn" | "fn", vcov="iid")``, highspy on the LAD dual LP
@@ -111,6 +113,8 @@ LAD_METHODS = (
     "optframe aid",
     "optframe default",
     "optframe direct ipm",
+    "optframe direct fn",
+    "optframe aid fn",
     "optframe LP by highspy ipm",
     "pyfixest pfn",
     "pyfixest fn",
@@ -149,6 +153,8 @@ _LAD_PER_NM = {
     "optframe default": 8.4e-6,
     "optframe auto": 8e-7,
     "optframe direct ipm": 3.6e-6,
+    "optframe direct fn": 3e-7,
+    "optframe aid fn": 3e-7,
     "optframe LP by highspy ipm": 3.6e-6,
     "pyfixest pfn": 5e-7,
     "pyfixest fn": 5.4e-7,
@@ -386,13 +392,16 @@ def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
     if method == "optframe LP by highspy ipm":
         return _peer_record(pm.highs_optframe_lp(model, "ipm"), model)
     if method.startswith("optframe"):
-        driver = AggregateDisaggregate() if method == "optframe aid" else "direct"
+        driver = AggregateDisaggregate() if method.startswith("optframe aid") else "direct"
         options = {"solver": "ipm"} if method == "optframe direct ipm" else None
+        backend = "matrix:fn" if method.endswith(" fn") else "auto"
         start = time.perf_counter()
         if method == "optframe auto":  # solve()'s own default driver
             result = of.solve(model, threads=1)
         else:
-            result = of.solve(model, driver=driver, threads=1, solver_options=options)
+            result = of.solve(
+                model, driver=driver, backend=backend, threads=1, solver_options=options
+            )
         return _optframe_record(result, time.perf_counter() - start, model)
     if method.startswith("pyfixest"):
         fit = pm.pyfixest_quantreg(X, y, method.split()[1], seed=0)
