@@ -16,7 +16,10 @@ when :math:`\mathbf 1^\top v = 0` (the intercept's row; no row without intercept
 
 for every :math:`(w, b)`: a lower bound whatever produced :math:`\theta`. :func:`dual_value`
 first makes :math:`\theta` feasible exactly: clipped into :math:`c_i \operatorname{dom}\ell^*`
-(which contains 0), the intercept's row by :func:`~._certificate.balance`, the lasso's
+(which contains 0 unless a loss has an affine part), the intercept's row by
+:func:`~optframe.duality.balance` (or, when a box misses 0, by moving every entry towards one
+end of its box, :func:`~optframe.duality.match_sum`; a linear loss's one-point box stays), the
+lasso's
 :math:`\lVert X^\top v\rVert_\infty \le \rho_1` by a scaling, and without a penalty
 :math:`X^\top v = 0` by a projection (then a scaling back into the box). Each step moves
 :math:`v` towards 0 or keeps the previous constraints.
@@ -31,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.duality import balance, fill_subgradient, kink_set, project_null
+from optframe.duality import balance, fill_subgradient, kink_set, match_sum, project_null
 
 if TYPE_CHECKING:
     from .empirical_risk import EmpiricalRisk
@@ -39,11 +42,25 @@ if TYPE_CHECKING:
 
 def _box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""The box :math:`c_i \operatorname{dom}\ell^*` of :math:`\theta` (ends may be inf)."""
-    lo, hi = model.loss.conjugate_domain
+    lo, hi = model.losses.domain
     c = model.costs
     with np.errstate(invalid="ignore"):
         low, high = np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0)
     return low, high
+
+
+def balanced(v: NDArray, v_low: NDArray, v_high: NDArray) -> NDArray[np.float64] | None:
+    r""":math:`v` in its box with :math:`\mathbf 1^\top v = 0`, or ``None`` if there is none.
+
+    Scaling the larger side towards 0 (:func:`~optframe.duality.balance`) when every box holds
+    0; otherwise every entry moves the same fraction of the way to one end of its box
+    (:func:`~optframe.duality.match_sum`), which keeps the box and the fixed entries.
+    """
+    if np.all((v_low <= 0.0) & (v_high >= 0.0)):
+        return balance(v, np.ones_like(v))
+    if not float(v_low.sum()) <= 0.0 <= float(v_high.sum()):
+        return None  # the dual is infeasible: the primal is unbounded below
+    return match_sum(v, 0.0, v_low, v_high)
 
 
 def _scale_into(v: NDArray, low: NDArray, high: NDArray) -> NDArray[np.float64]:
@@ -70,9 +87,10 @@ def loss_part(model: EmpiricalRisk, v: NDArray[np.float64]) -> float:
     theta = -model.slope * v
     c = model.costs
     counted = c > 0
-    lo, hi = model.loss.conjugate_domain
-    beta = np.clip(theta[counted] / c[counted], lo, hi)
-    return float(theta @ model.offset) - float(c[counted] @ model.loss.conjugate(beta))
+    beta = np.zeros_like(theta)
+    beta[counted] = theta[counted] / c[counted]
+    conjugate = model.losses.conjugate(beta)  # clipped into each domain
+    return float(theta @ model.offset) - float(c[counted] @ conjugate[counted])
 
 
 def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float = math.inf) -> float:
@@ -94,7 +112,9 @@ def dual_value(model: EmpiricalRisk, theta: NDArray[np.float64], enough: float =
         return best
     else:
         if model.fit_intercept:
-            v = balance(v, np.ones_like(v))
+            v = balanced(v, v_low, v_high)
+            if v is None:
+                return -math.inf
         z = np.asarray(X.T @ v, dtype=np.float64).reshape(-1)  # X'v: once
         scale = pen.dual_scale(z)
         if scale is not None and scale != 1.0:
@@ -139,7 +159,7 @@ def subgradient_theta(
     :math:`\max(1, \lVert w\rVert_\infty)`) of 0 counted as 0. Any ``tol`` gives a valid
     multiplier; the best one depends on how far the point is from an optimum.
     """
-    loss, pen, c, q = model.loss, model.penalty_term, model.costs, model.slope
+    loss, pen, c, q = model.losses, model.penalty_term, model.costs, model.slope
     a = model.argument(w, b) if a is None else a
     theta = c * loss.derivative(a)
     distance, kink = loss.kink_distance(a)
@@ -180,14 +200,17 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     candidates = []
     if "alpha" in solution:
         alpha = np.asarray(solution["alpha"], dtype=np.float64).reshape(-1)
-        own = -q * (-alpha if model.loss.is_classification else alpha)
-        candidates.append(lambda: -alpha if model.loss.is_classification else alpha)
-    candidates.append(lambda: c * model.loss.derivative(model.loss_argument(solution)))
+        own = -q * (-alpha if model.losses.is_classification else alpha)
+        candidates.append(lambda: -alpha if model.losses.is_classification else alpha)
+    candidates.append(lambda: c * model.losses.derivative(model.loss_argument(solution)))
+    v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
     best = -np.inf
     for index, candidate in enumerate(candidates):
         v = -q * np.clip(np.nan_to_num(candidate()), low, high)
         if model.fit_intercept:
-            v = balance(v, np.ones_like(v))
+            v = balanced(v, v_low, v_high)
+            if v is None:
+                return -math.inf
         value = loss_part(model, v)
         quad = None
         if index == 0 and own is not None:  # the solution's alpha: its K v is known

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from optframe.model import MatrixProblem, RawSolution
 
 from ._common import eye
+from ._risk_losses import SampleLosses
 from ._risk_structures import best_intercept
 
 if TYPE_CHECKING:
@@ -55,10 +56,51 @@ def _pieces(model: EmpiricalRisk) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     return slopes, rewards, ends, curved
 
 
+def _columns(model: EmpiricalRisk) -> tuple[NDArray, NDArray, NDArray, NDArray, NDArray]:
+    r"""Per dual column: its sample, slope in theta, reward, upper end, curvature weight.
+
+    With a loss per sample (:class:`~optframe.models._risk_losses.SampleLosses`) each sample gets
+    the blocks of its own loss's pieces; a linear loss has none (its :math:`\theta_i = c_i k` is a
+    constant, :func:`_theta_fixed`). The upper end is :math:`c_i` (ReLU) or :math:`c_i\tau`
+    (ReHU), the curvature weight :math:`1/c_i` for a ReHU block.
+    """
+    c = model.costs
+    with np.errstate(divide="ignore"):
+        inverse_c = np.where(c > 0, 1.0 / c, 0.0)
+    parts: list[tuple[NDArray, float, float, NDArray, NDArray]] = []
+    for loss, index in model.losses.parts():
+        for u, v in loss.relu_pieces:
+            parts.append((index, u, v, np.where(c[index] > 0, c[index], 0.0), 0.0 * index))
+        for s_h, t_h, tau in loss.rehu_pieces:
+            upper = np.where(c[index] > 0, c[index] * tau, 0.0)
+            parts.append((index, s_h, t_h, upper, inverse_c[index]))
+    if not parts:
+        empty = np.zeros(0)
+        return empty.astype(np.intp), empty, empty, empty, empty
+    rows = np.concatenate([part[0] for part in parts]).astype(np.intp)
+    slopes = np.concatenate([np.full(part[0].size, part[1]) for part in parts])
+    rewards = np.concatenate([np.full(part[0].size, part[2]) for part in parts])
+    upper = np.concatenate([part[3] for part in parts])
+    weights = np.concatenate([np.asarray(part[4], dtype=np.float64) for part in parts])
+    return rows, slopes, rewards, upper, weights
+
+
+def _theta_fixed(model: EmpiricalRisk) -> NDArray[np.float64]:
+    r""":math:`c_i k_i`: the part of :math:`\theta` from the losses' affine slopes."""
+    k = np.zeros(model.data.n_samples)
+    for loss, index in model.losses.parts():
+        k[index] = loss.affine_slope
+    return model.costs * k
+
+
 def _theta_map(model: EmpiricalRisk) -> sp.csc_array:
-    r""":math:`T` with :math:`\theta = T x` over the stacked blocks."""
-    slopes, _, _, _ = _pieces(model)
+    r""":math:`T` with :math:`\theta = T x` (+ :func:`_theta_fixed`) over the stacked blocks."""
     n = model.data.n_samples
+    if model.per_sample:
+        rows, slopes, _, _, _ = _columns(model)
+        columns = np.arange(rows.size)
+        return sp.csc_array((slopes, (rows, columns)), shape=(n, rows.size))
+    slopes, _, _, _ = _pieces(model)
     return sp.csc_array(sp.hstack([u * eye(n) for u in slopes], format="csc"))
 
 
@@ -184,19 +226,24 @@ def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
 
     n = model.data.n_samples
     c, p, q = model.costs, model.offset, model.slope
-    slopes, rewards, ends, curved = _pieces(model)
-    k = slopes.size
-    blocks = cp.Variable(k * n, name="blocks")
     T = _theta_map(model)
-    theta = T @ blocks
+    if model.per_sample:  # each sample's own pieces; the affine slopes' constant part of theta
+        _, _, column_rewards, upper, weights = _columns(model)
+        blocks = cp.Variable(T.shape[1], name="blocks")
+        theta = T @ blocks + _theta_fixed(model)
+    else:
+        slopes, rewards, ends, curved = _pieces(model)
+        blocks = cp.Variable(slopes.size * n, name="blocks")
+        theta = T @ blocks
+        column_rewards = np.repeat(rewards, n)
+        upper = np.concatenate([np.where(c > 0, c * end, 0.0) for end in ends])
+        with np.errstate(divide="ignore"):
+            inverse_c = np.where(c > 0, 1.0 / c, 0.0)
+        weights = np.concatenate([inverse_c if bend else np.zeros(n) for bend in curved])
     v = cp.multiply(-q, theta)
-    upper = np.concatenate([np.where(c > 0, c * end, 0.0) for end in ends])
     finite = np.isfinite(upper)
     cons = [blocks >= 0, blocks[np.flatnonzero(finite)] <= upper[finite]]
-    reward = p @ theta + np.repeat(rewards, n) @ blocks
-    with np.errstate(divide="ignore"):
-        inverse_c = np.where(c > 0, 1.0 / c, 0.0)
-    weights = np.concatenate([inverse_c if bend else np.zeros(n) for bend in curved])
+    reward = p @ theta + column_rewards @ blocks
     if np.any(weights > 0):
         reward = reward - 0.5 * cp.sum(cp.multiply(weights, cp.square(blocks)))
     pen = model.penalty_term
@@ -229,6 +276,8 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
     if "blocks" in raw.primal:
         blocks = np.asarray(raw.primal["blocks"], dtype=np.float64).reshape(-1)
         theta = np.asarray(_theta_map(model) @ blocks, dtype=np.float64)
+        if model.per_sample:
+            theta = theta + _theta_fixed(model)
     else:  # the segments of a piecewise-linear loss: theta is their sum
         _, slopes = model.loss.linear_pieces
         theta = np.zeros(model.data.n_samples)
@@ -236,7 +285,7 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
             theta = theta + np.asarray(raw.primal[f"delta_{k + 1}"], dtype=np.float64).reshape(-1)
     low, high = _theta_box(model)
     theta = np.clip(theta, low, high)
-    sign = -1.0 if model.loss.is_classification else 1.0
+    sign = -1.0 if model.losses.is_classification else 1.0
     solution: dict[str, NDArray[np.float64]] = {"alpha": sign * theta}
     v = -model.slope * theta
     pen = model.penalty_term
@@ -251,7 +300,7 @@ def recover_dual(model: EmpiricalRisk, raw: RawSolution) -> dict[str, NDArray[np
         f = model.kernel_values(v) / pen.l2
     b = 0.0
     if model.fit_intercept:
-        b = best_intercept_any(model.loss, model.offset, model.slope, f, model.costs)
+        b = best_intercept_any(model.losses, model.offset, model.slope, f, model.costs)
     solution["intercept"] = np.array([b])
     return solution
 
@@ -286,13 +335,15 @@ def _w_from_duals(model: EmpiricalRisk, raw: RawSolution, theta: NDArray) -> NDA
 
 
 def _theta_box(model: EmpiricalRisk) -> tuple[NDArray, NDArray]:
-    lo, hi = model.loss.conjugate_domain
+    lo, hi = model.losses.domain
     c = model.costs
     with np.errstate(invalid="ignore"):
         return np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0)
 
 
-def best_intercept_any(loss: PLQLoss, p: NDArray, q: NDArray, f: NDArray, c: NDArray) -> float:
+def best_intercept_any(
+    loss: PLQLoss | SampleLosses, p: NDArray, q: NDArray, f: NDArray, c: NDArray
+) -> float:
     r"""A minimizer over :math:`b` of :math:`\sum_i c_i\,\ell(p_i + q_i(f_i + b))`, any PLQ loss.
 
     Exact (:func:`~._risk_structures.best_intercept`) for a piecewise-linear loss; otherwise by

@@ -181,26 +181,39 @@ def build_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
 
     X = model.data.X
     n, m = X.shape
-    loss, pen, c = model.loss, model.penalty_term, model.costs
-    w = cp.Variable(m, name="w")
+    pen, c = model.penalty_term, model.costs
     a = cp.Variable(n, name="a")
-    variables: dict[str, Any] = {"w": w}
-    f = X @ w
+    terms = []
+    if model.is_linear:
+        w = cp.Variable(m, name="w")
+        variables: dict[str, Any] = {"w": w}
+        f = X @ w
+    else:  # the kernel primal over f's coefficients (the dense Gram matrix)
+        K = model.kernel_matrix()
+        K = 0.5 * (K + K.T)
+        v = cp.Variable(n, name="alpha")
+        variables = {"alpha": v}
+        f = K @ v / pen.l2
+        terms.append(cp.quad_form(v, cp.psd_wrap(K)) / (2.0 * pen.l2))
     if model.fit_intercept:
         variables["intercept"] = b = cp.Variable(name="intercept")
         f = f + b
     fit = a - cp.multiply(model.slope, f) == model.offset
-    terms = []
     if pen.l1 > 0:
         terms.append(pen.l1 * cp.norm1(w))
-    if pen.l2 > 0:
+    if pen.l2 > 0 and model.is_linear:
         terms.append(0.5 * pen.l2 * cp.sum_squares(w))
-    for u, v in loss.relu_pieces:
-        terms.append(c @ cp.pos(u * a + v))
-    for s, t, tau in loss.rehu_pieces:
-        z = cp.pos(s * a + t)
-        rehu = cp.square(z) if math.isinf(tau) else cp.huber(z, tau)  # both twice rehu
-        terms.append(0.5 * (c @ rehu))
+    single = model.losses.single is not None
+    for part, index in model.losses.parts():  # each sample's own loss (one part: all samples)
+        a_i, c_i = (a, c) if single else (a[index], c[index])
+        for u, v in part.relu_pieces:
+            terms.append(c_i @ cp.pos(u * a_i + v))
+        for s, t, tau in part.rehu_pieces:
+            z = cp.pos(s * a_i + t)
+            rehu = cp.square(z) if math.isinf(tau) else cp.huber(z, tau)  # both twice rehu
+            terms.append(0.5 * (c_i @ rehu))
+        if part.affine_slope:
+            terms.append(part.affine_slope * (c_i @ a_i))
     problem = cp.Problem(cp.Minimize(cp.sum(cp.hstack(terms))), [fit])
     return problem, variables, {"fit": fit}
 

@@ -27,7 +27,9 @@ is piecewise linear with slope :math:`\sigma(j_k - p_i)` on the stretch where
     \qquad \textstyle\sum_i \text{sgn}_i \alpha_i = 0 \text{ with an intercept}.
 
 * :func:`box_qp_dual` shifts it to :math:`x = \alpha - l \ge 0` (one kink per variable when
-  :math:`K = 2`: the epsilon-insensitive loss, the double hinge);
+  :math:`K = 2`: the epsilon-insensitive loss, the double hinge). Every sample uses its own
+  loss's pieces (:class:`~optframe.models._risk_losses.SampleLosses`); a sample whose loss is
+  linear has the one-point box :math:`l_i = u_i` and is eliminated (:func:`_eliminated`);
 * :func:`linear_box_dual` is the case :math:`K = 1`, :math:`\ell(j_1) = 0`, no intercept: the
   primal :math:`\tfrac12\lVert w\rVert^2 + \sum_i \max(l_i t_i, u_i t_i)` with
   :math:`t_i = \bar y_i - \langle w, z_i\rangle`, :math:`z_i = \text{sgn}_i x_i`,
@@ -43,8 +45,10 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.capabilities import BoxQPDual, LinearBoxDual
+from optframe.duality import match_sum
 
 from ._box_dual import FixedSampleDual
+from ._risk_losses import SampleLosses
 
 if TYPE_CHECKING:
     from optframe.losses import PLQLoss
@@ -54,24 +58,24 @@ if TYPE_CHECKING:
 
 def sigma(model: EmpiricalRisk) -> float:
     r""":math:`\sigma`: -1 for a margin (the SVM's sign), +1 for a residual."""
-    return -1.0 if model.loss.is_classification else 1.0
+    return -1.0 if model.losses.is_classification else 1.0
 
 
 def signs(model: EmpiricalRisk) -> NDArray[np.float64]:
     r""":math:`\text{sgn}_i`: the labels for a margin, ones for a residual."""
-    return model.slope.copy() if model.loss.is_classification else np.ones(model.data.n_samples)
+    return model.slope.copy() if model.losses.is_classification else np.ones(model.data.n_samples)
 
 
 def dual_box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""The box :math:`[l, u]` of :math:`\alpha` (finite for a piecewise-linear loss)."""
-    _, slopes = model.loss.linear_pieces
+    first, last = model.losses.domain  # the outer slopes g_0, g_K of each sample's loss
     c, s = model.costs, sigma(model)
-    ends = (s * c * slopes[0], s * c * slopes[-1])
+    ends = (s * c * first, s * c * last)
     return np.minimum(*ends), np.maximum(*ends)
 
 
 def best_intercept(
-    loss: PLQLoss,
+    loss: PLQLoss | SampleLosses,
     offset: NDArray[np.float64],
     slope: NDArray[np.float64],
     f: NDArray[np.float64],
@@ -83,20 +87,30 @@ def best_intercept(
     breakpoints :math:`q_i(j_k - p_i) - f_i` where the derivative rises by
     :math:`c_i(g_k - g_{k-1})`; the minimizer is where the derivative, :math:`\sum_{q_i > 0} c_i g_0
     - \sum_{q_i < 0} c_i g_K` far to the left, turns non-negative. On a flat stretch its midpoint
-    is returned (as LIBSVM does for the SVM).
+    is returned (as LIBSVM does for the SVM). With :class:`SampleLosses` each sample brings its
+    own loss's breakpoints; a linear loss has none and only adds to the starting derivative.
     """
-    kinks, slopes = loss.linear_pieces
     keep = costs > 0
-    p, q, f, c = offset[keep], slope[keep], f[keep], costs[keep]
-    if kinks.size == 0 or c.size == 0:
+    parts = loss.parts() if isinstance(loss, SampleLosses) else [(loss, None)]
+    all_points, all_rises = [], []
+    start, total, steep = 0.0, 0.0, 1.0
+    for part, index in parts:
+        chosen = keep if index is None else index[keep[index]]
+        kinks, slopes = part.linear_pieces
+        p, q, g, c = offset[chosen], slope[chosen], f[chosen], costs[chosen]
+        start += float(c[q > 0].sum()) * slopes[0] - float(c[q < 0].sum()) * slopes[-1]
+        total += float(c.sum())
+        steep = max(steep, float(np.abs(slopes).max()))
+        if kinks.size and c.size:
+            all_points.append((q[:, None] * (kinks[None, :] - p[:, None]) - g[:, None]).ravel())
+            all_rises.append((c[:, None] * np.diff(slopes)[None, :]).ravel())
+    if not all_points:
         return 0.0
-    points = (q[:, None] * (kinks[None, :] - p[:, None]) - f[:, None]).ravel()
-    rises = (c[:, None] * np.diff(slopes)[None, :]).ravel()
+    points, rises = np.concatenate(all_points), np.concatenate(all_rises)
     order = np.argsort(points, kind="stable")
     points, rises = points[order], rises[order]
-    start = float(c[q > 0].sum()) * slopes[0] - float(c[q < 0].sum()) * slopes[-1]
     derivative = start + np.cumsum(rises)  # on the stretch right of each breakpoint
-    flat = 1e-12 * float(c.sum()) * max(1.0, float(np.abs(slopes).max()))
+    flat = 1e-12 * total * steep
     k = int(np.argmax(derivative >= -flat)) if (derivative >= -flat).any() else points.size - 1
     if abs(derivative[k]) <= flat and k + 1 < points.size:
         return float(0.5 * (points[k] + points[k + 1]))
@@ -135,7 +149,7 @@ def box_rows(model: EmpiricalRisk) -> Any:
     import weakref
 
     data = model.data
-    key = (id(data), model.loss.is_classification)
+    key = (id(data), model.losses.is_classification)
     entry = _BOX_ROWS.get(key)
     if entry is not None and entry[0]() is data:
         return entry[1]
@@ -148,50 +162,149 @@ def box_rows(model: EmpiricalRisk) -> Any:
 
 
 def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
-    r"""The :class:`BoxQPDual` of a loss with at most three pieces under the ridge penalty.
+    r"""The :class:`BoxQPDual` of losses with at most three pieces under the ridge penalty.
 
     :math:`x = \alpha - l`: the linear term is :math:`Ql + \varphi'` on the first stretch, the
     equality row :math:`\text{sgn}^\top x = -\text{sgn}^\top l`, the kink (when :math:`K = 2`) at
     :math:`\sigma c_i g_1 - l_i` with the slope's rise after it, and the offset
     :math:`-\tfrac12 l^\top Q l - \sum_i\varphi_i(l_i)` maps :math:`-\min\Phi` to the optimum.
+    Samples with a fixed multiplier (a linear loss) are eliminated (:func:`_eliminated`).
     """
-    loss, c, s = model.loss, model.costs, sigma(model)
-    kinks, slopes = loss.linear_pieces
+    losses, c, s = model.losses, model.costs, sigma(model)
     sgn, X, p = signs(model), model.data.X, model.offset
     lower, upper = dual_box(model)
-    # slopes of phi along increasing alpha: sigma (j_k - p) in the order alpha visits the stretches
-    visit = range(kinks.size) if s > 0 else range(kinks.size - 1, -1, -1)
-    phi_slopes = [s * (kinks[k] - p) for k in visit]
+    width = upper - lower
+    # per sample: phi's slope on the first stretch alpha visits, the kink and the rise after it
+    phi0, kink, rise = np.zeros_like(c), width.copy(), np.zeros_like(c)
+    for loss, index in losses.parts():
+        kinks, slopes = loss.linear_pieces
+        if kinks.size == 0:  # a linear loss: a one-point box, no slope of phi to follow
+            continue
+        visit = range(kinks.size) if s > 0 else range(kinks.size - 1, -1, -1)
+        phi_slopes = [s * (kinks[k] - p[index]) for k in visit]
+        phi0[index] = phi_slopes[0]
+        if kinks.size == 2:
+            kink[index] = np.clip(s * c[index] * slopes[1] - lower[index], 0.0, width[index])
+            rise[index] = phi_slopes[1] - phi_slopes[0]
+    v_lower = sgn * lower
     if model.is_linear:
-        Ql = sgn * np.asarray(X @ np.asarray(X.T @ (sgn * lower)).ravel(), dtype=np.float64).ravel()
+        Kl = np.asarray(X @ np.asarray(X.T @ v_lower).ravel(), dtype=np.float64).ravel()
     else:
-        Ql = sgn * model.kernel_values(sgn * lower)
+        Kl = model.kernel_values(v_lower)
+    Ql = sgn * Kl
     counted = c > 0
     beta = np.zeros_like(c)
     beta[counted] = s * lower[counted] / c[counted]
-    phi_lower = np.where(counted, c * _conjugate(loss, beta), 0.0) - s * lower * p
-    width = upper - lower
-    if kinks.size == 2:
-        kink = np.clip(s * c * slopes[1] - lower, 0.0, width)
-        rise = phi_slopes[1] - phi_slopes[0]
-    else:
-        kink, rise = width.copy(), np.zeros_like(c)
+    phi_lower = np.where(counted, c * losses.conjugate(beta), 0.0) - s * lower * p
+    offset = -0.5 * float(lower @ Ql) - float(phi_lower.sum())
+    if losses.fixed.any():
+        return _eliminated(model, lower, width, phi0, kink, rise, Kl, offset)
     return BoxQPDual(
         X=X,
         kernel=model._kernel,
         sign=sgn,
-        linear=Ql + phi_slopes[0],
+        linear=Ql + phi0,
         upper=width,
         rhs=float(-(sgn @ lower)),
         kink=kink,
         slope_below=np.zeros_like(c),
         slope_above=rise,
         recover=lambda x, gradient: solution_from_alpha(
-            model, x + lower, intercept=True, f=sgn * (gradient - phi_slopes[0])
+            model, x + lower, intercept=True, f=sgn * (gradient - phi0)
         ),
-        bound_offset=-0.5 * float(lower @ Ql) - float(phi_lower.sum()),
+        bound_offset=offset,
         start=-lower,
-        objective=lambda x, gradient: _objective(model, x + lower, gradient - phi_slopes[0]),
+        objective=lambda x, gradient: _objective(model, x + lower, gradient - phi0),
+    )
+
+
+def _eliminated(
+    model: EmpiricalRisk,
+    lower: NDArray,
+    width: NDArray,
+    phi0: NDArray,
+    kink: NDArray,
+    rise: NDArray,
+    Kl: NDArray,
+    offset: float,
+) -> BoxQPDual:
+    r"""The box QP over the free samples :math:`F`, the fixed ones :math:`E` (linear losses) out.
+
+    :math:`\alpha_E = l_E` never moves, so with :math:`v = \text{sgn}\odot\alpha` the quadratic
+    splits into :math:`\tfrac12 v_F^\top K_{FF} v_F + v_F^\top K_{FE} v_E + \text{const}`: the
+    columns of :math:`E` go into the linear term (already in :math:`Ql`) and the offset. For PU this
+    is USMO's reduced dual, :math:`c = -c_1 K_{UP}\mathbf 1` and
+    :math:`-\tfrac12 c_1^2\mathbf 1^\top K_{PP}\mathbf 1`. The start is :math:`\alpha_F = 0`
+    clipped into the box and moved towards one end of it until the equality row holds.
+
+    It is stated as the reduced dual is: a kinked coordinate carries both slopes of
+    :math:`\varphi_i` in :math:`h_i` (PU: -1 below :math:`c_2/2`, +1 above) rather than the first
+    in the linear term, and when every free sign is -1 the equality row is multiplied by -1
+    (PU: :math:`\mathbf 1^\top\sigma = c_1 p`).
+    """
+    losses, c, sgn, p, q = model.losses, model.costs, signs(model), model.offset, model.slope
+    fixed = losses.fixed
+    free = np.flatnonzero(~fixed)
+    v_fixed = np.where(fixed, sgn * lower, 0.0)
+    if np.any(lower[free] != 0.0):  # K v_E alone (else it is K v_lower, already known)
+        if model.is_linear:
+            X = model.data.X
+            KvE = np.asarray(X @ np.asarray(X.T @ v_fixed).ravel(), dtype=np.float64).ravel()
+        else:
+            KvE = model.kernel_values(v_fixed)
+    else:
+        KvE = Kl
+    g_fixed = KvE[free]  # K_FE v_E
+    s_fixed = float(v_fixed @ KvE)  # v_E' K_EE v_E
+    k_fixed = losses.domain[0]  # the slope k of each linear loss
+    constant = float(np.sum((c * k_fixed * p)[fixed]))
+    sum_fixed = float(v_fixed.sum())
+    sgn_f, lower_f, width_f = sgn[free], lower[free], width[free]
+    rhs = float(-(sgn @ lower))
+    kinked = (kink < width)[free]
+    below = np.where(kinked, phi0[free], 0.0)
+    phi_f = phi0[free] - below  # the slope left in the linear term
+    flip = -1.0 if np.all(sgn_f < 0) else 1.0
+
+    def full_f(gradient: NDArray) -> NDArray[np.float64]:
+        f = np.zeros_like(c)  # the fixed samples' f only shifts a linear loss: not needed
+        f[free] = sgn_f * (np.asarray(gradient, dtype=np.float64) - phi_f)
+        return f
+
+    def recover(x: NDArray, gradient: NDArray) -> dict[str, Any]:
+        alpha = lower.copy()
+        alpha[free] += x
+        return solution_from_alpha(model, alpha, intercept=True, f=full_f(gradient))
+
+    def objective(x: NDArray, gradient: NDArray) -> float:
+        """The primal objective in O(n log n), v'Kv and f_E from the parts."""
+        f = full_f(gradient)
+        v_f = sgn_f * (lower_f + x)
+        b = best_intercept(losses, p, q, f, c)
+        cross = float(g_fixed @ v_f) + s_fixed  # v_E' (K v)_E
+        quad = float(v_f @ f[free]) + cross
+        values = losses.value(p + q * (f + b))
+        free_loss = float(c[free] @ values[free])
+        return 0.5 * quad + free_loss + constant - cross - b * sum_fixed
+
+    start = np.clip(-lower_f, 0.0, width_f) * sgn_f  # the terms sgn_i x_i
+    ends = np.minimum(0.0, sgn_f * width_f), np.maximum(0.0, sgn_f * width_f)
+    # the model checked that the row can be met (EmpiricalRisk._check_bounded)
+    feasible = float(ends[0].sum()) <= rhs <= float(ends[1].sum())
+    return BoxQPDual(
+        X=model.data.X[free],
+        kernel=model._kernel,
+        sign=flip * sgn_f,
+        linear=(sgn * Kl)[free] + phi_f,
+        upper=width_f,
+        rhs=flip * rhs,
+        kink=kink[free],
+        slope_below=below,
+        slope_above=below + rise[free],
+        recover=recover,
+        bound_offset=offset,
+        start=sgn_f * match_sum(start, rhs, *ends) if feasible else None,
+        objective=objective,
     )
 
 
@@ -204,13 +317,9 @@ def _objective(model: EmpiricalRisk, alpha: NDArray, Qa: NDArray) -> float:
     """
     f = signs(model) * Qa
     p, q, c = model.offset, model.slope, model.costs
-    b = best_intercept(model.loss, p, q, f, c) if model.fit_intercept else 0.0
-    return 0.5 * float(alpha @ Qa) + float(c @ model.loss.value(p + q * (f + b)))
-
-
-def _conjugate(loss: PLQLoss, beta: NDArray[np.float64]) -> NDArray[np.float64]:
-    lo, hi = loss.conjugate_domain
-    return loss.conjugate(np.clip(beta, lo, hi))
+    losses = model.losses
+    b = best_intercept(losses, p, q, f, c) if model.fit_intercept else 0.0
+    return 0.5 * float(alpha @ Qa) + float(c @ losses.value(p + q * (f + b)))
 
 
 def solution_from_alpha(
@@ -238,6 +347,6 @@ def solution_from_alpha(
         f = model.kernel_values(v)
     b = 0.0
     if intercept and model.fit_intercept:
-        b = best_intercept(model.loss, model.offset, model.slope, f, model.costs)
+        b = best_intercept(model.losses, model.offset, model.slope, f, model.costs)
     solution["intercept"] = np.array([b])
     return model._publish(solution)

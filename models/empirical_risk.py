@@ -42,6 +42,7 @@ from ._common import (
 from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
+from ._risk_losses import SampleLosses, loss_kind, sample_losses
 from ._risk_structures import box_qp_dual, linear_box_dual, signs
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
@@ -73,8 +74,10 @@ class EmpiricalRisk(Model):
     data : Dataset
         Features ``X`` (dense or sparse) and targets ``y`` (labels in {-1, +1}, both present
         with positive weight, for a classification loss).
-    loss : PLQLoss
-        The loss :math:`\ell`, an instance.
+    loss : PLQLoss or mapping
+        The loss :math:`\ell`, an instance; or, for margin losses, a mapping from label to loss,
+        ``{+1: loss_plus, -1: loss_minus}``, which gives every sample the loss of its label
+        (:math:`\ell_i = \ell_{y_i}`; see *Losses per label* below).
     penalty : Penalty or None
         The penalty :math:`P` (default ``L2()``: :math:`\tfrac12\lVert w\rVert^2`).
     C : float
@@ -93,9 +96,11 @@ class EmpiricalRisk(Model):
         If ``data`` is not a Dataset with ``y``, the weights are invalid, or a classification
         loss meets labels outside {-1, +1} or a class without positive weight.
     ModelError
-        If ``loss`` is not a PLQLoss instance, ``penalty`` is not a Penalty or None, ``C`` is not
-        finite and positive, ``fit_intercept`` is not a bool, the kernel is not linear, or weights
-        are given twice.
+        If ``loss`` is not a PLQLoss instance (or a mapping from the labels +1/-1 to margin
+        losses that covers every label), ``penalty`` is not a Penalty or None, ``C`` is not
+        finite and positive, ``fit_intercept`` is not a bool, a loss has an affine part and the
+        penalty is not the ridge, a kernel meets a penalty other than the ridge, or weights are
+        given twice.
 
     Notes
     -----
@@ -112,6 +117,22 @@ class EmpiricalRisk(Model):
 
     The certificate (:meth:`dual_bound`) is the Fenchel dual derived from the loss's pieces and
     the penalty (:mod:`optframe.models._risk_dual`).
+
+    *Losses per label.* With ``loss={+1: l_plus, -1: l_minus}`` the objective is
+    :math:`P(w) + C\sum_i s_i\,\ell_{y_i}(y_i f(x_i))` and every derived object (objective,
+    certificate, layers, structures) uses each sample's own loss and conjugate. A loss may carry
+    an affine part :math:`g(a) + k\,a` (``PLQLoss(..., linear=k)``,
+    :class:`~optframe.losses.LinearLoss`), whose conjugate is :math:`g^*(\beta - k)`; its box
+    :math:`c_i\operatorname{dom}\ell_i^*` need not contain 0, and a purely linear loss fixes the
+    multiplier at :math:`\theta_i = c_i k`. Such losses need the ridge penalty (the repairs of
+    the certificate that scale :math:`v` towards 0 are not valid for them). Examples: a class-
+    weighted hinge, ``{+1: Hinge(), -1: Hinge()}`` with per-sample weights; the convex PU risk
+    of du Plessis et al., ``{+1: LinearLoss(-1.0), -1: DoubleHinge()}`` with weights
+    :math:`\pi/(2\lambda p)` on the labeled positives and :math:`1/(2\lambda n)` on the unlabeled
+    rows taken as negatives (:class:`~optframe.models.PULearning`). With a loss per label or an
+    affine part, the layer is ``"cvxpy"`` and the structure :class:`BoxQPDual`; samples with
+    a fixed multiplier are eliminated from it (their kernel columns move into its linear term
+    and offset: USMO's reduced dual for PU).
 
     Structures offered to drivers, derived from the same declaration
     (:mod:`optframe.models._risk_structures`; :meth:`structure_refusal` says why one is out):
@@ -146,6 +167,9 @@ class EmpiricalRisk(Model):
     #: The name of the dual form's row :math:`\mathbf 1^\top v = 0` (its dual is :math:`-b`).
     intercept_row: ClassVar[str] = "intercept"
     convex_sample_loss: ClassVar[bool] = True
+    #: Whether the cvxpy layer states the kernel primal, over the representer coefficients
+    #: :math:`v` (:math:`f = Kv/\rho_2 + b`, penalty :math:`v^\top K v / (2\rho_2)`, dense Gram).
+    kernel_primal: ClassVar[bool] = False
     structures: ClassVar[tuple[type[Structure], ...]] = (
         PiecewiseLinearSampleLoss,
         BoxQPDual,
@@ -153,24 +177,20 @@ class EmpiricalRisk(Model):
     )
 
     data: Dataset
-    loss: PLQLoss
+    loss: PLQLoss | Any
     penalty: Penalty | None = field(default_factory=L2)
     C: float = 1.0
     fit_intercept: bool = True
     kernel: Any = None
     sample_weight: ArrayLike | None = None
     _s: NDArray[np.float64] = field(init=False, repr=False)
+    _losses: SampleLosses = field(init=False, repr=False)
     _penalty: Penalty = field(init=False, repr=False)
     _kernel: Kernel = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
-        if not isinstance(self.loss, PLQLoss):
-            hint = f"{self.loss.__name__}()" if isinstance(self.loss, type) else "Hinge()"
-            raise ModelError(
-                f"{self.name}: loss must be a loss instance from optframe.losses, for example "
-                f"{hint}, or a PLQLoss(relu=..., rehu=...); got {self.loss!r}"
-            )
+        kind = loss_kind(self.loss, self.name)
         object.__setattr__(self, "_penalty", as_penalty(self.penalty, self.name))
         object.__setattr__(self, "C", check_positive(self.C, "C", self.name))
         object.__setattr__(
@@ -184,15 +204,48 @@ class EmpiricalRisk(Model):
                 f"{self.name} with the kernel {self._kernel!r} needs the ridge penalty (L2(), the "
                 f"RKHS norm); got {self.penalty!r}. Use kernel=None for L1 or no penalty."
             )
+        object.__setattr__(self, "_s", self._weights())
+        if kind == "classification":
+            self._check_labels()
+        losses = sample_losses(self.loss, self._y, self.name)
+        object.__setattr__(self, "_losses", losses)
+        if losses.has_affine and (pen.l1 > 0 or pen.l2 == 0):
+            raise ModelError(
+                f"{self.name}: a loss with an affine part ({self.loss!r}) needs the ridge penalty "
+                f"L2(); got {self.penalty!r}. Its multipliers' box may miss 0, which the "
+                "certificate's repairs for the lasso or no penalty need."
+            )
+        if losses.has_affine and self.fit_intercept:
+            self._check_bounded()
+        linear = losses.is_piecewise_linear and not self._penalty.is_quadratic
+        object.__setattr__(self, "problem_class", ProblemClass.LP if linear else ProblemClass.QP)
+        object.__setattr__(self, "is_classifier", kind == "classification")
+
+    def _check_bounded(self) -> None:
+        r"""ModelError unless some multiplier in the box has :math:`\mathbf 1^\top v = 0`.
+
+        Under the ridge penalty that row is the dual's only constraint besides the boxes
+        :math:`v_i \in -q_i c_i \operatorname{dom}\ell_i^*`; without a point on it the dual is
+        infeasible and the objective is unbounded below (along the intercept).
+        """
+        lo, hi = self._losses.domain
+        c, q = self.costs, self.slope
+        ends = -q * c * lo, -q * c * hi
+        low, high = float(np.minimum(*ends).sum()), float(np.maximum(*ends).sum())
+        if not low <= 0.0 <= high:
+            raise ModelError(
+                f"{self.name} with {self.loss!r} is unbounded below: the losses' slopes let the "
+                f"intercept lower the objective without end (the multipliers sum to [{low:.6g}, "
+                f"{high:.6g}], which misses 0). Raise the weight of the samples whose loss grows "
+                "with the intercept, or use fit_intercept=False."
+            )
+
+    def _weights(self) -> NDArray[np.float64]:
+        """The sample weights :math:`s` (a declaration may derive its own: PULearning's costs)."""
         weights = resolve_weights(self.data, self.sample_weight, self.name)
         if self.sample_weight is not None:
             object.__setattr__(self, "sample_weight", weights)
-        object.__setattr__(self, "_s", weights)
-        if self.loss.is_classification:
-            self._check_labels()
-        linear = self.loss.is_piecewise_linear and not self._penalty.is_quadratic
-        object.__setattr__(self, "problem_class", ProblemClass.LP if linear else ProblemClass.QP)
-        object.__setattr__(self, "is_classifier", self.loss.is_classification)
+        return weights
 
     def _check_labels(self) -> None:
         y = self._y
@@ -219,8 +272,19 @@ class EmpiricalRisk(Model):
     # ----------------------------------------------------------------------------------- parts
     @property
     def _y(self) -> NDArray[np.float64]:
+        """The labels (margin) or targets (residual) the loss sees; a declaration may map them."""
         assert self.data.y is not None
         return self.data.y
+
+    @property
+    def losses(self) -> SampleLosses:
+        """Each sample's loss (:class:`~optframe.models._risk_losses.SampleLosses`)."""
+        return self._losses
+
+    @property
+    def per_sample(self) -> bool:
+        """Whether the losses differ by sample or carry an affine part (cvxpy layer only)."""
+        return self._losses.single is None or self._losses.has_affine
 
     @property
     def is_linear(self) -> bool:
@@ -269,12 +333,12 @@ class EmpiricalRisk(Model):
     @property
     def offset(self) -> NDArray[np.float64]:
         r""":math:`p` in :math:`a = p + q f`: 0 for a margin, :math:`y` for a residual."""
-        return np.zeros_like(self._y) if self.loss.is_classification else self._y
+        return np.zeros_like(self._y) if self._losses.is_classification else self._y
 
     @property
     def slope(self) -> NDArray[np.float64]:
         r""":math:`q` in :math:`a = p + q f`: :math:`y` for a margin, -1 for a residual."""
-        return self._y if self.loss.is_classification else -np.ones_like(self._y)
+        return self._y if self._losses.is_classification else -np.ones_like(self._y)
 
     def argument(self, w: ArrayLike, b: float) -> NDArray[np.float64]:
         r"""The loss arguments :math:`a_i = p_i + q_i (x_i^\top w + b)`."""
@@ -319,7 +383,10 @@ class EmpiricalRisk(Model):
 
     @classmethod
     def examples(cls) -> tuple[EmpiricalRisk, ...]:
-        """Each named loss once, with the penalties and intercepts that change the structures."""
+        """Each named loss once, with the penalties and intercepts that change the structures.
+
+        The last declares a loss per label (the PU risk's losses are PULearning's examples).
+        """
         from optframe.data import make_classification_svm, make_lad_set_a
         from optframe.kernels import RBF
         from optframe.losses import (
@@ -346,6 +413,7 @@ class EmpiricalRisk(Model):
             cls(lad, EpsilonInsensitive(0.5), C=1.0),
             cls(lad, Huber(1.0), C=1.0),
             cls(lad, EpsilonInsensitive(0.5), C=2.0, kernel=RBF(gamma=0.5)),
+            cls(svm, {1: Hinge(), -1: DoubleHinge()}, C=1.0),
         )
 
     # ------------------------------------------------------------------------------ structures
@@ -355,10 +423,15 @@ class EmpiricalRisk(Model):
         return reason if reason is not None else super().structure_refusal(kind)
 
     def _refusal(self, kind: type[Structure]) -> str | None:
+        loss, pen = self.loss, self._penalty
+        if self.per_sample and kind is not BoxQPDual:
+            return (
+                f"{kind.__name__} is derived for one loss without an affine part; got {loss!r} "
+                "(a loss per label or an affine part offers BoxQPDual)"
+            )
         if kind not in self.structures:
             return None
-        loss, pen = self.loss, self._penalty
-        if not loss.is_piecewise_linear:
+        if not self._losses.is_piecewise_linear:
             return (
                 f"the loss {loss!r} has quadratic pieces; {kind.__name__} needs a piecewise-"
                 "linear loss (AID's aggregation is exact only when each cluster sits on one "
@@ -368,16 +441,17 @@ class EmpiricalRisk(Model):
             return None
         if (pen.l1, pen.l2) != (0.0, 1.0):
             return f"{kind.__name__} is the dual under the penalty L2(); got {self.penalty!r}"
-        kinks, _ = loss.linear_pieces
         if kind is BoxQPDual:
             if not self.fit_intercept:
                 return (
                     "without an intercept the dual has no equality row, which SMO's pair steps "
                     "keep; use fit_intercept=True, or a driver for box duals"
                 )
-            if kinks.size > 2:
-                return f"the loss {loss!r} has {kinks.size + 1} pieces; the box QP allows 3"
+            most = self._losses.max_kinks
+            if most > 2:
+                return f"the loss {loss!r} has {most + 1} pieces; the box QP allows 3"
             return None
+        kinks, _ = loss.linear_pieces
         if not self.is_linear:
             return f"the box dual is for the linear kernel (w = Z'alpha); got {self._kernel!r}"
         if self.fit_intercept:
@@ -424,7 +498,7 @@ class EmpiricalRisk(Model):
 
     def sample_groups(self) -> NDArray[np.int64]:
         """The class of each sample for a margin loss (centroids keep one label), else one."""
-        if self.loss.is_classification:
+        if self._losses.is_classification:
             return (self._y > 0).astype(np.int64)
         return np.zeros(self.data.n_samples, dtype=np.int64)
 
@@ -436,7 +510,7 @@ class EmpiricalRisk(Model):
     def sample_embedding(self, solution: Solution) -> NDArray[np.float64]:
         """``(residual, y)`` for a residual loss; the signed distance to the hyperplane else."""
         a = self.loss_argument(solution)
-        if not self.loss.is_classification:
+        if not self._losses.is_classification:
             return np.column_stack([a, self._y])
         _, penalty = self._fit(solution)
         norm = math.sqrt(2.0 * penalty) or 1.0
@@ -454,6 +528,10 @@ class EmpiricalRisk(Model):
 
     # ---------------------------------------------------------------------------------- layers
     def _recover(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+        if "alpha" in raw.primal:  # the kernel primal: f's coefficients v = sgn * alpha
+            v = np.asarray(raw.primal["alpha"], dtype=np.float64).reshape(-1)
+            b = float(np.ravel(raw.primal["intercept"])[0]) if self.fit_intercept else 0.0
+            return self._publish({"alpha": signs(self) * v, "intercept": np.array([b])})
         if "w" in raw.primal:
             w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)
         else:
@@ -462,11 +540,11 @@ class EmpiricalRisk(Model):
         solution = {"w": np.nan_to_num(w.reshape(-1)), "intercept": np.array([b])}
         if "fit" in raw.dual:
             theta = np.asarray(raw.dual["fit"], dtype=np.float64).reshape(-1)
-            lo, hi = self.loss.conjugate_domain
+            lo, hi = self._losses.domain
             c = self.costs
             with np.errstate(invalid="ignore"):
                 theta = np.clip(theta, np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0))
-            solution["alpha"] = -theta if self.loss.is_classification else theta
+            solution["alpha"] = -theta if self._losses.is_classification else theta
         return self._publish(solution)
 
     def _recover_dual(self, raw: RawSolution) -> dict[str, NDArray[np.float64]]:
@@ -499,12 +577,18 @@ class EmpiricalRisk(Model):
 
     def form_refusal(self, layer: str, form: str) -> str | None:
         """Why ``form`` in ``layer`` is not offered by this instance, or ``None``."""
-        if form == "primal" and not self.is_linear:
+        if self.per_sample and layer != "cvxpy":
+            return (
+                f"the {layer} layer states one loss without an affine part; with {self.loss!r} "
+                "use the cvxpy layer"
+            )
+        kernel_primal = self.kernel_primal and layer == "cvxpy"
+        if form == "primal" and not self.is_linear and not kernel_primal:
             return f"the primal form needs the linear kernel; with {self._kernel!r} use 'dual'"
         if form == "dual":
             if self._penalty.l1 > 0:
                 return f"the dual form is for the ridge penalty or none; got {self.penalty!r}"
-            if layer == "pyomo" and not (self.is_linear and self.loss.is_piecewise_linear):
+            if layer == "pyomo" and not (self.is_linear and self._losses.is_piecewise_linear):
                 return (
                     "the pyomo layer states the dual for a linear model with a piecewise-linear "
                     "loss; use the matrix or cvxpy layer"
@@ -552,7 +636,7 @@ class EmpiricalRisk(Model):
         f, penalty = self._fit(solution)
         solution = self._inside(solution)
         a = self.offset + self.slope * (f + scalar(solution, "intercept"))
-        return penalty + float(self.costs @ self.loss.value(a))
+        return penalty + float(self.costs @ self._losses.value(a))
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
         r""":math:`f(x)` at the rows of ``X`` (predictions for a regression loss).
@@ -601,7 +685,7 @@ class EmpiricalRisk(Model):
             return kernel_dual_bound(self, solution)
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
         a = self.argument(w, b)  # the loss arguments: once for every candidate
-        objective = self._penalty.value(w) + float(self.costs @ self.loss.value(a))
+        objective = self._penalty.value(w) + float(self.costs @ self._losses.value(a))
         enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
         # with the solver's multipliers, the subgradient at the tightest tolerance backs them up;
         # without, every tolerance is tried (a perturbed point needs a loose one)
@@ -609,7 +693,7 @@ class EmpiricalRisk(Model):
         candidates = (lambda tol=tol: subgradient_theta(self, w, b, tol, a) for tol in tolerances)
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
-            own = -alpha if self.loss.is_classification else alpha
+            own = -alpha if self._losses.is_classification else alpha
             candidates = itertools.chain([lambda: own], candidates)
         best = -math.inf
         for candidate in candidates:
@@ -632,7 +716,7 @@ class EmpiricalRisk(Model):
         unit scale) for a classification loss.
         """
         penalized = self._penalty.l1 > 0 or self._penalty.l2 > 0
-        if penalized and not self._can_vanish():
+        if self.per_sample or (penalized and not self._can_vanish()):
             return 0.0
         if self.loss.is_classification:
             return 1e-3 * float(self.costs.sum()) * max(float(self.loss.value(0.0)[0]), 1.0)

@@ -5,12 +5,13 @@ Every loss is written in the form of ReHLine (Dai and Qiu, 2023),
 .. math::
 
     \ell(a) = \sum_{l=1}^{L} \operatorname{relu}(u_l a + v_l)
-    + \sum_{h=1}^{H} \operatorname{rehu}_{\tau_h}(s_h a + t_h),
+    + \sum_{h=1}^{H} \operatorname{rehu}_{\tau_h}(s_h a + t_h) + k\,a,
 
 with :math:`\operatorname{relu}(x) = \max(x, 0)` and the rectified Huber function
 :math:`\operatorname{rehu}_\tau(x) = 0` for :math:`x \le 0`, :math:`x^2/2` for
 :math:`0 < x \le \tau`, :math:`\tau(x - \tau/2)` for :math:`x > \tau` (:math:`\tau` may be
-:math:`\infty`). Every such sum is convex and non-negative. The argument :math:`a` is the margin
+:math:`\infty`), and an optional affine part :math:`k\,a` (``linear=k``, default 0). Every such sum
+is convex; without the affine part it is non-negative. The argument :math:`a` is the margin
 :math:`y_i f(x_i)` of a ``"classification"`` loss and the residual :math:`y_i - f(x_i)` of a
 ``"regression"`` loss (the attribute ``kind``).
 
@@ -26,7 +27,10 @@ Fenchel conjugate :math:`\ell^*(\beta) = \sup_a \beta a - \ell(a)`. Writing
     0 \le \lambda \le 1,\; 0 \le \gamma \le \tau \Bigr\},
 
 finite on :math:`[\beta_-, \beta_+]` with :math:`\beta_\pm = \lim_{a \to \pm\infty}\ell'(a)`, an
-interval that contains 0. :meth:`PLQLoss.conjugate` evaluates it exactly as
+interval that contains 0. The affine part shifts it: :math:`\ell = g + k\,a` has
+:math:`\ell^*(\beta) = g^*(\beta - k)` on :math:`[\beta_- + k, \beta_+ + k]`, which contains
+:math:`k`; a purely linear loss (:class:`LinearLoss`) has the one-point domain :math:`\{k\}`.
+:meth:`PLQLoss.conjugate` evaluates it exactly as
 :math:`\max_k \sup_{a \in I_k} \beta a - \ell(a)` over the intervals :math:`I_k` between the
 breakpoints, on each of which :math:`\ell` is one quadratic.
 
@@ -75,12 +79,17 @@ class PLQLoss:
         (``float("inf")`` for a one-sided square).
     kind : {"regression", "classification"}
         Whether :math:`a` is the residual :math:`y - f(x)` or the margin :math:`y f(x)`.
+    linear : float
+        The slope :math:`k` of the affine part :math:`k\,a` (default 0). With it the loss may be
+        negative; a model that uses one needs the ridge penalty (see
+        :class:`~optframe.models.EmpiricalRisk`).
 
     Raises
     ------
     ModelError
-        If a piece is not a tuple of finite numbers, a :math:`\tau` is not positive, there is no
-        piece at all, or ``kind`` is unknown.
+        If a piece is not a tuple of finite numbers, a :math:`\tau` is not positive, there is
+        neither a piece nor an affine part, ``linear`` is not a finite number, or ``kind`` is
+        unknown.
 
     Examples
     --------
@@ -100,15 +109,21 @@ class PLQLoss:
         relu: Iterable[tuple[float, float]] = (),
         rehu: Iterable[tuple[float, float, float]] = (),
         kind: str | None = None,
+        linear: float = 0.0,
     ) -> None:
         name = type(self).__name__
+        self.k = _check_number(linear, "linear", name, -math.inf, math.inf)
+        if math.isinf(self.k):
+            raise ModelError(f"{name}: linear must be a finite number; got {linear!r}")
         if kind is not None:
             if kind not in KINDS:
                 raise ModelError(f"{name}: kind must be one of {KINDS}; got {kind!r}")
             self.kind = kind
         relu_table, rehu_table = _pieces(relu, 2, "relu"), _pieces(rehu, 3, "rehu")
-        if relu_table.size + rehu_table.size == 0:
-            raise ModelError(f"{name}: a loss needs at least one relu or rehu piece")
+        if relu_table.size + rehu_table.size == 0 and self.k == 0.0:
+            raise ModelError(
+                f"{name}: a loss needs at least one relu or rehu piece, or a nonzero linear= slope"
+            )
         if not (np.all(np.isfinite(relu_table)) and np.all(np.isfinite(rehu_table[:, :2]))):
             raise ModelError(f"{name}: the coefficients u, v, s, t must be finite numbers")
         if np.any(~(rehu_table[:, 2] > 0)):
@@ -161,8 +176,21 @@ class PLQLoss:
         """Whether :math:`a` is the margin :math:`y f(x)` (labels in {-1, +1})."""
         return self.kind == "classification"
 
+    @property
+    def affine_slope(self) -> float:
+        r"""The slope :math:`k` of the affine part :math:`k\,a` (0 for the usual losses)."""
+        return self.k
+
+    @property
+    def is_linear(self) -> bool:
+        r"""Whether the loss is :math:`k\,a` alone (its conjugate's domain is the point k)."""
+        return self.u.size + self.s.size == 0
+
     def __repr__(self) -> str:
-        return f"PLQLoss(relu={self.relu_pieces}, rehu={self.rehu_pieces}, kind={self.kind!r})"
+        affine = f", linear={self.k!r}" if self.k else ""
+        return (
+            f"PLQLoss(relu={self.relu_pieces}, rehu={self.rehu_pieces}, kind={self.kind!r}{affine})"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PLQLoss):
@@ -171,16 +199,17 @@ class PLQLoss:
             self.kind == other.kind
             and self.relu_pieces == other.relu_pieces
             and self.rehu_pieces == other.rehu_pieces
+            and self.k == other.k
         )
 
     def __hash__(self) -> int:
-        return hash((self.kind, tuple(self.relu_pieces), tuple(self.rehu_pieces)))
+        return hash((self.kind, tuple(self.relu_pieces), tuple(self.rehu_pieces), self.k))
 
     # ---------------------------------------------------------------------------------- values
     def value(self, a: ArrayLike) -> NDArray[np.float64]:
         r""":math:`\ell(a)`, elementwise."""
         a = np.atleast_1d(np.asarray(a, dtype=np.float64))
-        out = np.zeros(a.shape)
+        out = self.k * a if self.k else np.zeros(a.shape)
         for u, v in zip(self.u, self.v, strict=True):
             out += np.maximum(u * a + v, 0.0)
         for s, t, tau in zip(self.s, self.t, self.rehu_tau, strict=True):
@@ -188,7 +217,7 @@ class PLQLoss:
         return out
 
     def _relu_slope_at(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = np.zeros(a.shape)
+        out = np.full(a.shape, self.k)  # the affine slope, then the relu pieces
         for u, v in zip(self.u, self.v, strict=True):
             out += np.where(u * a + v > 0, u, 0.0)
         return out
@@ -268,7 +297,7 @@ class PLQLoss:
 
         :math:`\beta_\pm = \lim_{a\to\pm\infty} \ell'(a)`: the slopes of the outer pieces, or
         :math:`\mp\infty` where a one-sided square (:math:`\tau = \infty`) grows without bound.
-        It always contains 0, since :math:`\ell \ge 0`.
+        It contains 0 when :math:`\ell \ge 0` (no affine part), and :math:`k` always.
         """
         first, last = self._segments[0], self._segments[-1]
         lo = first[4] if first[5] == 0 else -math.inf
@@ -299,7 +328,12 @@ class PLQLoss:
         return best
 
     def zero_set(self) -> tuple[float, float] | None:
-        r"""The interval where :math:`\ell = 0` (every piece's argument :math:`\le 0`), or None."""
+        r"""The interval where :math:`\ell = 0` (every piece's argument :math:`\le 0`), or None.
+
+        ``None`` too for a loss with an affine part (it is not a non-negative sum of pieces).
+        """
+        if self.k:
+            return None
         lo, hi = -math.inf, math.inf
         for slope, offset in (*zip(self.u, self.v, strict=True), *zip(self.s, self.t, strict=True)):
             if slope > 0:
@@ -395,6 +429,26 @@ class DoubleHinge(PLQLoss):
         return "DoubleHinge()"
 
 
+class LinearLoss(PLQLoss):
+    r"""The linear loss :math:`k\,a` of the margin (or of the residual with ``kind``).
+
+    Not a loss on its own (it is unbounded below) but a part of a risk that is bounded, such as
+    the PU risk's term :math:`-f(x_i)` on its labeled positives, declared as ``LinearLoss(-1.0)``
+    per label in :class:`~optframe.models.EmpiricalRisk`. :math:`\ell^*` is 0 on the single point
+    :math:`\{k\}`: the sample's multiplier is fixed at :math:`c_i k`. ``slope`` must be finite and
+    nonzero (ModelError).
+    """
+
+    def __init__(self, slope: float = -1.0, kind: str = "classification") -> None:
+        value = _check_number(slope, "slope", "LinearLoss", -math.inf, math.inf)
+        if value == 0.0 or math.isinf(value):
+            raise ModelError(f"LinearLoss: slope must be finite and nonzero; got {slope!r}")
+        super().__init__(kind=kind, linear=value)
+
+    def __repr__(self) -> str:
+        return f"LinearLoss(slope={self.k!r}, kind={self.kind!r})"
+
+
 class Absolute(PLQLoss):
     r"""The absolute loss :math:`\lvert a\rvert` of the residual; :math:`\ell^* = 0` on [-1, 1]."""
 
@@ -472,6 +526,7 @@ __all__ = [
     "EpsilonInsensitive",
     "Hinge",
     "Huber",
+    "LinearLoss",
     "PLQLoss",
     "Pinball",
     "SquaredHinge",
