@@ -19,8 +19,7 @@ first makes :math:`\theta` feasible exactly: clipped into :math:`c_i \operatorna
 (which contains 0 unless a loss has an affine part), the intercept's row by
 :func:`~optframe.duality.balance` (or, when a box misses 0, by moving every entry towards one
 end of its box, :func:`~optframe.duality.match_sum`; a linear loss's one-point box stays), the
-lasso's
-:math:`\lVert X^\top v\rVert_\infty \le \rho_1` by a scaling, and without a penalty
+lasso's :math:`\lVert X^\top v\rVert_\infty \le \rho_1` by a scaling, and without a penalty
 :math:`X^\top v = 0` by a projection (then a scaling back into the box). Each step moves
 :math:`v` towards 0 or keeps the previous constraints.
 """
