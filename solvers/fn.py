@@ -28,8 +28,11 @@ dual value, a feasible vertex with no higher objective, or one at the dual value
 at every iteration once the relative gap is below :data:`POLISH_FROM`, and the iteration stops
 as soon as the vertex passes the stopping test (two iterations fewer on LAD), and once more at
 the end. On LAD this gives the exact optimal vertex, so the coefficients read from the duals
-are accurate to rounding (certified gaps of 1e-16 to 4e-12 on the benchmark sets, against HiGHS
-to 1e-9 relative in the tests).
+are accurate to rounding (certified gaps of 1e-16 to 4e-12 on the LAD benchmark sets, against
+HiGHS to 1e-9 relative in the tests). The start is the box midpoint moved toward
+:math:`Ax = b`, or the unshifted zero when that is nearer (the LAD and quantile duals' own
+feasible interior point, Koenker's start). Without rows, or with every variable fixed, the
+solution is read off directly (``INFEASIBLE`` when fixed values break a row).
 
 Options (``solver_options`` are checked by name; an unknown name gives an ERROR result that
 names it):
