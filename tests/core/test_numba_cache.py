@@ -12,11 +12,12 @@ import subprocess
 import sys
 
 CHECK = """
-import json, os, optframe, optframe._numba_cache as cache
+import json, os, numpy as np, optframe, optframe._numba_cache as cache
 from optframe.drivers import dcd_core
-dcd_core.seed(3)  # a kernel compiles and runs
+norms = dcd_core.squared_row_norms(np.array([0, 2], np.uint64), np.array([3.0, 4.0]))
+assert norms.tolist() == [25.0]  # a kernel compiles and runs
 print(json.dumps({"fallback": cache.fallback, "dir": os.environ.get("NUMBA_CACHE_DIR"),
-                  "cache": type(dcd_core.seed._cache).__name__}))
+                  "cache": type(dcd_core.squared_row_norms._cache).__name__}))
 """
 
 
