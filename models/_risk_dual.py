@@ -71,7 +71,8 @@ def _scale_into(v: NDArray, low: NDArray, high: NDArray) -> NDArray[np.float64]:
 
 def _rows(model: EmpiricalRisk, columns: NDArray[np.bool_] | None = None) -> Any:
     r""":math:`[X_{:,J}, \mathbf 1]` (the ones only with an intercept): stationarity's rows."""
-    X = model.data.X if columns is None else model.data.X[:, np.flatnonzero(columns)]
+    every = columns is None or bool(np.all(columns))  # no copy of X for all its columns
+    X = model.data.X if every else model.data.X[:, np.flatnonzero(columns)]
     if not model.fit_intercept:
         return X
     ones = np.ones((model.data.n_samples, 1))
