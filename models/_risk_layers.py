@@ -16,6 +16,10 @@ variables: per ReLU piece :math:`e \ge u a + v,\ e \ge 0` at cost :math:`c\,e`; 
 :math:`h` when :math:`\tau = \infty`); and the lasso part of the penalty with the split
 :math:`w = w^+ - w^-`, :math:`w^\pm \ge 0`. The CVXPY layer writes the loss with atoms
 (``pos``, ``huber``), an independent statement of the same objective.
+
+A free margin adds the column :math:`r` (``"rho"``, cost -1) with coefficient +1 in every row
+``"fit"`` (:math:`a_i = p_i + q_i f_i - r`); a penalized intercept puts :math:`\rho_2` on
+:math:`b`'s diagonal of the Hessian.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from optframe.model import MatrixProblem
 
@@ -47,15 +52,15 @@ def build_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     loss, pen, c = model.loss, model.penalty_term, model.costs
     p, q = model.offset, model.slope
     split = pen.l1 > 0
-    fi = int(model.fit_intercept)
+    fi, fm = int(model.fit_intercept), int(model.free_margin)
     qX = _diag(q) @ X
     w_blocks = [-qX, qX] if split else [-qX]
     w_size = X.shape[1] * len(w_blocks)
-    fit_blocks = [*w_blocks, *([sp.csc_array(-q.reshape(-1, 1))] if fi else [])]
-    costs = [np.full(w_size, pen.l1), np.zeros(fi + n)]
-    hessian = [np.full(w_size, pen.l2), np.zeros(fi + n)]
-    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi + n, -np.inf)]
-    upper = [np.full(w_size + fi + n, np.inf)]
+    fit_blocks = [*w_blocks, *_head_columns(model)]
+    costs = [np.full(w_size, pen.l1), np.zeros(fi), np.full(fm, -1.0), np.zeros(n)]
+    hessian = [np.full(w_size, pen.l2), _intercept_hessian(model), np.zeros(fm + n)]
+    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi + fm + n, -np.inf)]
+    upper = [np.full(w_size + fi + fm + n, np.inf)]
     rows_lo, rows_hi = [p], [p]
 
     def add(cost: Any, quadratic: Any, high: float) -> None:  # n new columns
@@ -92,9 +97,33 @@ def build_matrix(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     variables = (
         {"w_plus": slice(0, m_w), "w_minus": slice(m_w, 2 * m_w)} if split else {"w": slice(0, m_w)}
     )
-    if fi:
-        variables["intercept"] = slice(w_size, w_size + 1)
+    _name_head(model, variables, w_size)
     return problem, variables, {"fit": slice(0, n)}
+
+
+def _head_columns(model: EmpiricalRisk) -> list[sp.csc_array]:
+    r"""The fit rows' columns of :math:`b` (:math:`-q`) and of a free margin :math:`r` (+1)."""
+    q = model.slope.reshape(-1, 1)
+    columns = [sp.csc_array(-q)] if model.fit_intercept else []
+    if model.free_margin:  # a = p + q f - r
+        columns.append(sp.csc_array(np.ones_like(q)))
+    return columns
+
+
+def _intercept_hessian(model: EmpiricalRisk) -> NDArray[np.float64]:
+    r""":math:`\rho_2` on :math:`b` when it is penalized, else 0 (no entry without :math:`b`)."""
+    if not model.fit_intercept:
+        return np.zeros(0)
+    return np.full(1, model.penalty_term.l2 if model.penalize_intercept else 0.0)
+
+
+def _name_head(model: EmpiricalRisk, variables: dict, start: int) -> None:
+    """Name the columns of ``intercept`` and ``rho`` that follow the coefficients."""
+    if model.fit_intercept:
+        variables["intercept"] = slice(start, start + 1)
+        start += 1
+    if model.free_margin:
+        variables["rho"] = slice(start, start + 1)
 
 
 def build_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
@@ -113,19 +142,18 @@ def build_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
     p, q = model.offset, model.slope
     kinks, slopes = model.loss.linear_pieces
     split = pen.l1 > 0
-    fi = int(model.fit_intercept)
+    fi, fm = int(model.fit_intercept), int(model.free_margin)
     qX = _diag(q) @ X
     w_blocks = [-qX, qX] if split else [-qX]
     w_size = m * len(w_blocks)
-    blocks = [*w_blocks, *([sp.csc_array(-q.reshape(-1, 1))] if fi else [])]
-    costs = [np.full(w_size, pen.l1), np.zeros(fi)]
-    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi, -np.inf)]
-    upper = [np.full(w_size + fi, np.inf)]
+    blocks = [*w_blocks, *_head_columns(model)]
+    costs = [np.full(w_size, pen.l1), np.zeros(fi), np.full(fm, -1.0)]
+    lower = [np.zeros(w_size) if split else np.full(w_size, -np.inf), np.full(fi + fm, -np.inf)]
+    upper = [np.full(w_size + fi + fm, np.inf)]
     widths = np.r_[np.inf, np.diff(kinks), np.inf]
     variables = {"w_plus": slice(0, m), "w_minus": slice(m, 2 * m)} if split else {"w": slice(0, m)}
-    if fi:
-        variables["intercept"] = slice(w_size, w_size + 1)
-    start = w_size + fi
+    _name_head(model, variables, w_size)
+    start = w_size + fi + fm
     # an outer segment of slope 0 costs nothing: it becomes the row's slack (the hinge's
     # y f + xi >= 1), one column fewer per sample
     row_lower, row_upper = p - kinks[0], p - kinks[0]
@@ -143,7 +171,8 @@ def build_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict]:
         variables[f"segment_{k}"] = slice(start, start + n)
         start += n
     width = start
-    hessian = np.r_[np.full(w_size, pen.l2), np.zeros(width - w_size)]
+    head = _intercept_hessian(model)
+    hessian = np.r_[np.full(w_size, pen.l2), head, np.zeros(width - w_size - fi)]
     problem = MatrixProblem(
         c=np.concatenate(costs),
         A=sp.hstack(blocks, format="csc"),
@@ -198,7 +227,14 @@ def build_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
     if model.fit_intercept:
         variables["intercept"] = b = cp.Variable(name="intercept")
         f = f + b
-    fit = a - cp.multiply(model.slope, f) == model.offset
+        if model.penalize_intercept:
+            terms.append(0.5 * pen.l2 * cp.square(b))
+    fit_rows = a - cp.multiply(model.slope, f)
+    if model.free_margin:  # a = p + q f - r, at the cost -r
+        variables["rho"] = r = cp.Variable(name="rho")
+        fit_rows = fit_rows + r
+        terms.append(-r)
+    fit = fit_rows == model.offset
     if pen.l1 > 0:
         terms.append(pen.l1 * cp.norm1(w))
     if pen.l2 > 0 and model.is_linear:
@@ -250,11 +286,18 @@ def build_pyomo(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
     if model.fit_intercept:
         mdl.intercept = pyo.Var(range(1))
         variables["intercept"] = mdl.intercept
+        if model.penalize_intercept:
+            objective.append(0.5 * pen.l2 * mdl.intercept[0] ** 2)
+    if model.free_margin:  # a = p + q f - r, at the cost -r
+        mdl.rho = pyo.Var(range(1))
+        variables["rho"] = mdl.rho
+        objective.append(-mdl.rho[0])
     mdl.a = pyo.Var(range(n))
 
     def fit_rule(mdl: Any, i: int) -> Any:
         f = linear(i) + (mdl.intercept[0] if model.fit_intercept else 0.0)
-        return mdl.a[i] - float(q[i]) * f == float(p[i])
+        r = mdl.rho[0] if model.free_margin else 0.0
+        return mdl.a[i] - float(q[i]) * f + r == float(p[i])
 
     mdl.fit = pyo.Constraint(range(n), rule=fit_rule)
     relu, rehu = loss.relu_pieces, loss.rehu_pieces

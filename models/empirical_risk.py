@@ -15,6 +15,7 @@ from optframe.capabilities import (
     BoxQPDual,
     LinearBoxDual,
     PiecewiseLinearSampleLoss,
+    SimplexQP,
     Structure,
 )
 from optframe.data import Dataset
@@ -43,6 +44,13 @@ from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
 from ._risk_losses import SampleLosses, loss_kind, sample_losses
+from ._risk_margin import (
+    alpha_box,
+    margin_dual_bound,
+    margin_of,
+    simplex_qp,
+    simplex_qp_refusal,
+)
 from ._risk_structures import box_qp_dual, linear_box_dual, signs
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
@@ -83,12 +91,20 @@ class EmpiricalRisk(Model):
     C : float
         The loss weight :math:`C > 0`.
     fit_intercept : bool
-        Whether to fit the unpenalized intercept :math:`b`.
-    kernel : None or "linear"
-        Only the linear model is offered (``None``, ``"linear"`` or ``Linear()``).
+        Whether to fit the intercept :math:`b` (unpenalized unless ``penalize_intercept``).
+    kernel : None, str or Kernel
+        The kernel :math:`k` (``None`` or ``"linear"``: the linear model; any other kernel needs
+        the ridge penalty and is stated through its dual).
     sample_weight : array of shape (n,), optional
         The weights :math:`s` (default ``data.sample_weight``, or ones). Zero-weight samples are
         kept and do not count.
+    free_margin : bool
+        Whether the margin is a variable :math:`r` rewarded in the objective (see *Free margin*
+        below). Needs one non-increasing margin loss, the ridge penalty and no unpenalized
+        intercept.
+    penalize_intercept : bool
+        Whether the intercept is penalized with :math:`w`, as a feature equal to 1 (the kernel
+        :math:`k + 1`). Needs ``fit_intercept=True`` and the ridge penalty.
 
     Raises
     ------
@@ -98,9 +114,10 @@ class EmpiricalRisk(Model):
     ModelError
         If ``loss`` is not a PLQLoss instance (or a mapping from the labels +1/-1 to margin
         losses that covers every label), ``penalty`` is not a Penalty or None, ``C`` is not
-        finite and positive, ``fit_intercept`` is not a bool, a loss has an affine part and the
-        penalty is not the ridge, a kernel meets a penalty other than the ridge, or weights are
-        given twice.
+        finite and positive, ``fit_intercept``, ``free_margin`` or ``penalize_intercept`` is not
+        a bool, a loss has an affine part and the penalty is not the ridge, a kernel meets a
+        penalty other than the ridge, weights are given twice, or the free margin or the
+        penalized intercept meets a combination they are not for (see their parameters).
 
     Notes
     -----
@@ -134,6 +151,30 @@ class EmpiricalRisk(Model):
     a fixed multiplier are eliminated from it (their kernel columns move into its linear term
     and offset: USMO's reduced dual for PU).
 
+    *Free margin and penalized intercept.* With ``free_margin=True`` and a margin loss the
+    problem becomes
+
+    .. math::
+
+        \min_{w, b, r} \; \tfrac{\rho_2}{2}\bigl(\lVert w\rVert^2 + \pi b^2\bigr)
+        + C\sum_i s_i\,\ell\bigl(y_i (x_i^\top w + b) - r\bigr) - r,
+
+    with :math:`\pi = 1` when ``penalize_intercept=True`` (else :math:`\pi = 0`, and without
+    intercept :math:`b = 0`). Stationarity in :math:`r` makes the multipliers
+    :math:`\alpha = -\theta` sum to 1: the dual lives on a scaled simplex, and the certificate
+    makes any candidate feasible by clipping it into its box and scaling it
+    (:mod:`optframe.models._risk_margin`). The solution gains ``"rho"`` (:math:`r`; from a
+    solution without it, its exact minimizer). For the one-sided quadratic
+    :math:`\ell(a) = \tfrac12\max(0, s a + t)^2` (``SquaredHinge()`` is :math:`s = -\sqrt2`,
+    :math:`t = \sqrt2`) with a penalized intercept this is the L2-SVM of Lee and Mangasarian
+    with cost :math:`C s^2` and margin :math:`\rho = r + \kappa`, where :math:`\kappa = -t/s` is
+    the loss's kink (the objective is the L2-SVM's plus :math:`\kappa`); its dual,
+    :math:`\min \alpha^\top\tilde K\alpha` on the simplex with
+    :math:`\tilde K = yy^\top\circ(K + 1) + I\rho_2/(C s^2)`, is offered as
+    :class:`~optframe.capabilities.SimplexQP` (FrankWolfe, MFW, CoreVectorMachine). With these
+    options the layers state the linear primal (with ``"rho"`` as a column); the dual form is
+    not stated.
+
     Structures offered to drivers, derived from the same declaration
     (:mod:`optframe.models._risk_structures`; :meth:`structure_refusal` says why one is out):
 
@@ -142,7 +183,10 @@ class EmpiricalRisk(Model):
     * :class:`~optframe.capabilities.BoxQPDual` (SMO) for a piecewise-linear loss of at most
       three pieces, the penalty ``L2()`` and an intercept;
     * :class:`~optframe.capabilities.LinearBoxDual` (DualCoordinateDescent, safe screening) for
-      a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept.
+      a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept;
+    * :class:`~optframe.capabilities.SimplexQP` (FrankWolfe, MFW, CoreVectorMachine) for one
+      one-sided quadratic loss with equal costs, the ridge penalty, a free margin and a
+      penalized intercept (the others are derived without these two options).
 
     Examples
     --------
@@ -174,6 +218,7 @@ class EmpiricalRisk(Model):
         PiecewiseLinearSampleLoss,
         BoxQPDual,
         LinearBoxDual,
+        SimplexQP,
     )
 
     data: Dataset
@@ -183,6 +228,8 @@ class EmpiricalRisk(Model):
     fit_intercept: bool = True
     kernel: Any = None
     sample_weight: ArrayLike | None = None
+    free_margin: bool = False
+    penalize_intercept: bool = False
     _s: NDArray[np.float64] = field(init=False, repr=False)
     _losses: SampleLosses = field(init=False, repr=False)
     _penalty: Penalty = field(init=False, repr=False)
@@ -217,6 +264,7 @@ class EmpiricalRisk(Model):
             )
         if losses.has_affine and self.fit_intercept:
             self._check_bounded()
+        self._check_options()
         linear = losses.is_piecewise_linear and not self._penalty.is_quadratic
         object.__setattr__(self, "problem_class", ProblemClass.LP if linear else ProblemClass.QP)
         object.__setattr__(self, "is_classifier", kind == "classification")
@@ -239,6 +287,55 @@ class EmpiricalRisk(Model):
                 f"{high:.6g}], which misses 0). Raise the weight of the samples whose loss grows "
                 "with the intercept, or use fit_intercept=False."
             )
+
+    def _check_options(self) -> None:
+        """ModelError on a combination the free margin or the penalized intercept is not for."""
+        for name in ("free_margin", "penalize_intercept"):
+            object.__setattr__(self, name, check_flag(getattr(self, name), name, self.name))
+        pen = self._penalty
+        ridge = pen.l1 == 0 and pen.l2 > 0
+        if self.penalize_intercept:
+            if not self.fit_intercept:
+                raise ModelError(
+                    f"{self.name}: penalize_intercept=True needs fit_intercept=True (the bias is "
+                    "then a feature equal to 1 under the penalty)."
+                )
+            if not ridge:
+                raise ModelError(
+                    f"{self.name}: penalize_intercept=True puts the bias in the ridge penalty; "
+                    f"it needs L2(), got {self.penalty!r}."
+                )
+        if not self.free_margin:
+            return
+        problem = None
+        if not self._losses.is_classification:
+            problem = "a margin loss (a classification loss such as SquaredHinge())"
+        elif self.per_sample:
+            problem = f"one loss without an affine part; got {self.loss!r}"
+        elif not ridge:
+            problem = f"the ridge penalty L2(); got {self.penalty!r}"
+        elif self.fit_intercept and not self.penalize_intercept:
+            problem = (
+                "no unpenalized intercept (its row 1'v = 0 beside sum alpha = 1); use "
+                "penalize_intercept=True or fit_intercept=False"
+            )
+        else:
+            lo, hi = self._losses.domain
+            high = alpha_box(self)[1]
+            if float(np.max(hi)) > 0.0 or float(np.min(lo)) >= 0.0:
+                problem = f"a non-increasing margin loss that is not flat; got {self.loss!r}"
+            elif not float(high.sum()) >= 1.0:
+                problem = (
+                    f"costs whose multipliers can sum to 1 (they sum to at most "
+                    f"{float(high.sum()):.6g}: the margin grows without end); raise C"
+                )
+        if problem is not None:
+            raise ModelError(f"{self.name}: free_margin=True needs {problem}.")
+
+    @property
+    def extended(self) -> bool:
+        """Whether the free margin or the penalized intercept is on (their own certificate)."""
+        return self.free_margin or self.penalize_intercept
 
     def _weights(self) -> NDArray[np.float64]:
         """The sample weights :math:`s` (a declaration may derive its own: PULearning's costs)."""
@@ -349,7 +446,8 @@ class EmpiricalRisk(Model):
         """The loss arguments (margins or residuals) at ``solution``."""
         solution = self._inside(solution)
         f, _ = self._fit(solution)
-        return self.offset + self.slope * (f + scalar(solution, "intercept"))
+        a = self.offset + self.slope * (f + scalar(solution, "intercept"))
+        return a - margin_of(self, solution, a) if self.free_margin else a
 
     def _fit(self, solution: Solution) -> tuple[NDArray[np.float64], float]:
         r"""``(f - b, P)`` at the training rows: from ``w``, else from ``alpha``.
@@ -385,7 +483,8 @@ class EmpiricalRisk(Model):
     def examples(cls) -> tuple[EmpiricalRisk, ...]:
         """Each named loss once, with the penalties and intercepts that change the structures.
 
-        The last declares a loss per label (the PU risk's losses are PULearning's examples).
+        The last two declare a loss per label (the PU risk's losses are PULearning's examples)
+        and a free margin with a penalized intercept (the L2-SVM).
         """
         from optframe.data import make_classification_svm, make_lad_set_a
         from optframe.kernels import RBF
@@ -414,6 +513,7 @@ class EmpiricalRisk(Model):
             cls(lad, Huber(1.0), C=1.0),
             cls(lad, EpsilonInsensitive(0.5), C=2.0, kernel=RBF(gamma=0.5)),
             cls(svm, {1: Hinge(), -1: DoubleHinge()}, C=1.0),
+            cls(svm, SquaredHinge(), C=0.5, free_margin=True, penalize_intercept=True),
         )
 
     # ------------------------------------------------------------------------------ structures
@@ -431,6 +531,13 @@ class EmpiricalRisk(Model):
             )
         if kind not in self.structures:
             return None
+        if kind is SimplexQP:
+            return simplex_qp_refusal(self)
+        if self.extended and kind in self.structures:
+            return (
+                f"{kind.__name__} is derived without a free margin or a penalized intercept; "
+                "with them the model offers SimplexQP (one one-sided quadratic loss)"
+            )
         if not self._losses.is_piecewise_linear:
             return (
                 f"the loss {loss!r} has quadratic pieces; {kind.__name__} needs a piecewise-"
@@ -466,6 +573,8 @@ class EmpiricalRisk(Model):
         return None
 
     def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is SimplexQP:
+            return simplex_qp(self)
         if kind is PiecewiseLinearSampleLoss:
             return PiecewiseLinearSampleLoss(self, aggregate=self.aggregate)
         if kind is BoxQPDual:
@@ -524,6 +633,8 @@ class EmpiricalRisk(Model):
             out["w"] = vector(solution, "w", self.name)
         if "alpha" in solution:
             out["alpha"] = vector(solution, "alpha", self.name)
+        if "rho" in solution:
+            out["rho"] = np.array([scalar(solution, "rho")])
         return self._publish(out)
 
     # ---------------------------------------------------------------------------------- layers
@@ -531,13 +642,18 @@ class EmpiricalRisk(Model):
         if "alpha" in raw.primal:  # the kernel primal: f's coefficients v = sgn * alpha
             v = np.asarray(raw.primal["alpha"], dtype=np.float64).reshape(-1)
             b = float(np.ravel(raw.primal["intercept"])[0]) if self.fit_intercept else 0.0
-            return self._publish({"alpha": signs(self) * v, "intercept": np.array([b])})
+            out = {"alpha": signs(self) * v, "intercept": np.array([b])}
+            if self.free_margin:
+                out["rho"] = np.asarray(raw.primal["rho"], dtype=np.float64).reshape(1)
+            return self._publish(out)
         if "w" in raw.primal:
             w = np.asarray(raw.primal["w"], dtype=np.float64).reshape(-1)
         else:
             w = np.asarray(raw.primal["w_plus"] - raw.primal["w_minus"], dtype=np.float64)
         b = float(np.ravel(raw.primal["intercept"])[0]) if self.fit_intercept else 0.0
         solution = {"w": np.nan_to_num(w.reshape(-1)), "intercept": np.array([b])}
+        if self.free_margin:
+            solution["rho"] = np.asarray(raw.primal["rho"], dtype=np.float64).reshape(1)
         if "fit" in raw.dual:
             theta = np.asarray(raw.dual["fit"], dtype=np.float64).reshape(-1)
             lo, hi = self._losses.domain
@@ -577,6 +693,12 @@ class EmpiricalRisk(Model):
 
     def form_refusal(self, layer: str, form: str) -> str | None:
         """Why ``form`` in ``layer`` is not offered by this instance, or ``None``."""
+        if self.extended and (form == "dual" or not self.is_linear):
+            return (
+                f"with a free margin or a penalized intercept the {layer} layer states the "
+                "linear primal; the dual is offered as a structure (SimplexQP for one "
+                "one-sided quadratic loss)"
+            )
         if self.per_sample and layer != "cvxpy":
             return (
                 f"the {layer} layer states one loss without an affine part; with {self.loss!r} "
@@ -635,8 +757,12 @@ class EmpiricalRisk(Model):
         """
         f, penalty = self._fit(solution)
         solution = self._inside(solution)
-        a = self.offset + self.slope * (f + scalar(solution, "intercept"))
-        return penalty + float(self.costs @ self._losses.value(a))
+        b = scalar(solution, "intercept")
+        a = self.offset + self.slope * (f + b)
+        if self.penalize_intercept:
+            penalty += 0.5 * self._penalty.l2 * b * b
+        r = margin_of(self, solution, a)
+        return penalty + float(self.costs @ self._losses.value(a - r)) - r
 
     def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
         r""":math:`f(x)` at the rows of ``X`` (predictions for a regression loss).
@@ -680,6 +806,8 @@ class EmpiricalRisk(Model):
         :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
         lower bound for any solution. See :mod:`optframe.models._risk_dual` for the derivation.
         """
+        if self.extended:
+            return margin_dual_bound(self, solution)
         solution = self._inside(solution)
         if not self.is_linear:
             return kernel_dual_bound(self, solution)
@@ -716,6 +844,8 @@ class EmpiricalRisk(Model):
         unit scale) for a classification loss.
         """
         penalized = self._penalty.l1 > 0 or self._penalty.l2 > 0
+        if self.free_margin:  # the optimum is negative, of the size of the margin's reward
+            return 0.0
         if self.per_sample or (penalized and not self._can_vanish()):
             return 0.0
         if self.loss.is_classification:
@@ -730,11 +860,12 @@ class EmpiricalRisk(Model):
         if zero is None:
             return False
         low, high = zero
+        free = self.fit_intercept and not self.penalize_intercept  # a penalized b must be 0
         if self.loss.is_classification:  # margins b (class +1) and -b (class -1)
-            if not self.fit_intercept:
+            if not free:
                 return low <= 0.0 <= high
             return max(low, -high) <= min(high, -low)
         y = self._y[self._s > 0]
-        if not self.fit_intercept:
+        if not free:
             return bool(np.all((y >= low) & (y <= high)))
         return float(y.max() - y.min()) <= high - low

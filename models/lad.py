@@ -115,6 +115,8 @@ class LADRegression(EmpiricalRisk):
     penalty: Penalty | None = field(default=None, init=False, repr=False)
     C: float = field(default=1.0, init=False, repr=False)
     kernel: Any = field(default=None, init=False, repr=False)
+    free_margin: bool = field(default=False, init=False, repr=False)
+    penalize_intercept: bool = field(default=False, init=False, repr=False)
 
     def _complete(self, solution: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
         r"""Add ``"residual"``, :math:`y - X\beta - b`."""

@@ -189,6 +189,8 @@ class PULearning(EmpiricalRisk):
     C: float = field(default=1.0, init=False, repr=False)
     fit_intercept: bool = field(default=True, init=False, repr=False)
     sample_weight: ArrayLike | None = field(default=None, init=False, repr=False)
+    free_margin: bool = field(default=False, init=False, repr=False)
+    penalize_intercept: bool = field(default=False, init=False, repr=False)
     _P: NDArray[np.intp] = field(init=False, repr=False)
     _U: NDArray[np.intp] = field(init=False, repr=False)
     _labels: NDArray[np.float64] = field(init=False, repr=False)

@@ -91,6 +91,8 @@ class RegularizedLAD(EmpiricalRisk):
     loss: PLQLoss = field(default_factory=Absolute, init=False, repr=False)
     penalty: Penalty | None = field(default_factory=L2, init=False, repr=False)
     kernel: Any = field(default=None, init=False, repr=False)
+    free_margin: bool = field(default=False, init=False, repr=False)
+    penalize_intercept: bool = field(default=False, init=False, repr=False)
 
     @property
     def default_form(self) -> str:

@@ -137,6 +137,8 @@ class WeightedSVM(EmpiricalRisk):
     fit_intercept: bool = True
     loss: PLQLoss = field(default_factory=Hinge, init=False, repr=False)
     penalty: Penalty | None = field(default_factory=L2, init=False, repr=False)
+    free_margin: bool = field(default=False, init=False, repr=False)
+    penalize_intercept: bool = field(default=False, init=False, repr=False)
 
     def __init__(
         self,

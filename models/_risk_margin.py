@@ -1,0 +1,294 @@
+r"""A free margin and a penalized intercept for :class:`~optframe.models.EmpiricalRisk`.
+
+Notation of :mod:`optframe.models._risk_dual`: :math:`c_i = C s_i`, a margin loss
+:math:`\ell`, :math:`f_i = x_i^\top w + b` and the ridge penalty
+:math:`P(w) = \tfrac{\rho_2}{2}\lVert w\rVert^2`. The two options change the problem to
+
+.. math::
+
+    \min_{w, b, r} \; \tfrac{\rho_2}{2}\bigl(\lVert w\rVert^2 + \pi b^2\bigr)
+    + \sum_i c_i\,\ell\bigl(y_i f_i - \mu r\bigr) - \mu r,
+
+with :math:`\pi = 1` for a penalized intercept (``penalize_intercept=True``: the bias is a
+feature equal to 1, the kernel :math:`k + 1`) and :math:`\mu = 1` for a free margin
+(``free_margin=True``: the margin :math:`r` is a variable, the Lee-Mangasarian L2-SVM's
+:math:`\rho` and the :math:`\nu`-SVM's).
+
+*Dual.* With :math:`\theta_i \in c_i\operatorname{dom}\ell^*`, :math:`\alpha = -\theta` and
+:math:`v = y\odot\alpha`, Fenchel-Young's inequality on the loss and on the penalty gives, for
+every :math:`(w, b, r)`,
+
+.. math::
+
+    \text{objective} \;\ge\; D(\alpha) = -\sum_i c_i\,\ell^*(-\alpha_i / c_i)
+    - \frac{\lVert X^\top v\rVert^2 + \pi(\mathbf 1^\top v)^2}{2\rho_2}
+    - r\,\mu\bigl(1 - \mathbf 1^\top\alpha\bigr),
+
+so with a free margin :math:`D` is a lower bound when :math:`\mathbf 1^\top\alpha = 1`
+(stationarity in :math:`r`); a penalized intercept has no row :math:`\mathbf 1^\top v = 0`, its
+:math:`b = \mathbf 1^\top v/\rho_2` at the optimum. The margin losses taken here are
+non-increasing (:math:`\operatorname{dom}\ell^* \subset (-\infty, 0]`), so :math:`\alpha \ge 0`
+and :func:`repaired` makes any candidate feasible exactly: clipped into its box, then scaled to
+sum 1 (towards the upper ends of finite boxes when it sums to less).
+
+*The simplex QP.* For one one-sided quadratic :math:`\ell(a) = \tfrac12\max(0, s a + t)^2`
+(:math:`s < 0`, kink :math:`\kappa = -t/s`), equal costs :math:`c`, a free margin and a
+penalized intercept, :math:`c\,\ell^*(-\alpha_i/c) = \alpha_i^2/(2 c s^2) - \kappa\alpha_i` and
+
+.. math::
+
+    D(\alpha) = \kappa - \frac{1}{2\rho_2}\,\alpha^\top\tilde K\alpha,
+    \qquad \tilde K_{ij} = y_i y_j\bigl(k(x_i, x_j) + 1\bigr) + \delta_{ij}\,\frac{\rho_2}{c s^2},
+    \qquad \mathbf 1^\top\alpha = 1,\ \alpha \ge 0:
+
+the :class:`~optframe.capabilities.SimplexQP` with ridge :math:`\rho_2/(c s^2)`, scale
+:math:`-1/(2\rho_2)` and offset :math:`\kappa` (:func:`simplex_qp`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from optframe.capabilities import SimplexQP
+
+from ._common import scalar, vector
+from ._risk_dual import loss_part
+
+if TYPE_CHECKING:
+    from .empirical_risk import EmpiricalRisk
+
+#: Bisection steps of :func:`best_margin` for a loss that is not one one-sided quadratic
+#: (each halves the bracket; 200 reach the spacing of doubles from any finite bracket).
+BISECTION_STEPS = 200
+
+
+def one_sided_quadratic(model: EmpiricalRisk) -> tuple[float, float] | None:
+    r"""``(s, t)`` when the loss is :math:`\tfrac12\max(0, s a + t)^2` with :math:`s < 0`."""
+    loss = model.losses.single
+    if loss is None or loss.relu_pieces or loss.affine_slope != 0.0:
+        return None
+    pieces = loss.rehu_pieces
+    if len(pieces) != 1:
+        return None
+    s, t, tau = pieces[0]
+    return (s, t) if math.isinf(tau) and s < 0 else None
+
+
+def best_margin(model: EmpiricalRisk, margins: NDArray[np.float64]) -> float:
+    r"""An exact minimizer over :math:`r` of :math:`\sum_i c_i\,\ell(u_i - r) - r`.
+
+    :math:`u_i = y_i f_i` are the margins. For one one-sided quadratic the derivative
+    :math:`\sum_i c_i s^2 (r - u_i + \kappa)_+ - 1` is piecewise linear: with the shifted
+    margins :math:`u_i - \kappa` sorted, the root where :math:`j` of them lie below it is
+    :math:`r = (1/s^2 + \sum_{l \le j} c_{(l)} (u_{(l)} - \kappa)) / \sum_{l \le j} c_{(l)}`.
+    Otherwise the non-decreasing derivative :math:`-\sum_i c_i\ell'(u_i - r) - 1` is bisected.
+    """
+    c = model.costs
+    keep = c > 0
+    u, c = np.asarray(margins, dtype=np.float64)[keep], c[keep]
+    quadratic = one_sided_quadratic(model)
+    if quadratic is not None:
+        s, t = quadratic
+        shifted = u - (-t / s)
+        order = np.argsort(shifted, kind="stable")
+        z, w = shifted[order], c[order] * s * s
+        roots = (1.0 + np.cumsum(w * z)) / np.cumsum(w)
+        upper = np.r_[z[1:], np.inf]
+        ok = np.flatnonzero((roots > z) & (roots <= upper))
+        return float(roots[ok[0]] if ok.size else roots[-1])
+    losses = model.losses
+
+    def slope(r: float) -> float:
+        return -float(c @ _derivative(losses, u - r, keep)) - 1.0
+
+    low, high = float(u.min()) - 1.0, float(u.max()) + 1.0
+    step = 1.0
+    while slope(low) > 0.0:
+        step *= 2.0
+        low -= step
+    step = 1.0
+    while slope(high) < 0.0:
+        step *= 2.0
+        high += step
+    for _ in range(BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        if not low < middle < high:
+            break
+        if slope(middle) < 0.0:
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high)
+
+
+def _derivative(losses: Any, a: NDArray, keep: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The loss's subgradient at the kept samples' arguments ``a``."""
+    full = np.zeros(keep.size)
+    full[keep] = a
+    return np.asarray(losses.derivative(full), dtype=np.float64)[keep]
+
+
+def margin_of(model: EmpiricalRisk, solution: Any, margins: NDArray[np.float64]) -> float:
+    """The solution's ``rho``, or the best one for its margins; 0 without a free margin."""
+    if not model.free_margin:
+        return 0.0
+    if "rho" in solution:
+        return scalar(solution, "rho")
+    return best_margin(model, margins)
+
+
+def alpha_box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Box of :math:`\alpha = -\theta`, :math:`-c_i[\beta_+, \beta_-]` (0 if :math:`c_i = 0`)."""
+    lo, hi = model.losses.domain
+    c = model.costs
+    with np.errstate(invalid="ignore"):
+        return np.where(c > 0, -c * hi, 0.0), np.where(c > 0, -c * lo, 0.0)
+
+
+def repaired(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+    r""":math:`\alpha` clipped into its box and, with a free margin, scaled to sum 1.
+
+    The box is :math:`[0, u_i]` (a non-increasing loss). A sum above 1 is scaled down; a sum below
+    1 is scaled up when every :math:`u_i` is infinite, else every entry moves the same fraction
+    of the way to :math:`u_i` (:func:`~optframe.duality.match_sum`). An all-zero
+    :math:`\alpha` under infinite ends becomes uniform over the counted samples.
+    """
+    low, high = alpha_box(model)
+    alpha = np.clip(np.nan_to_num(np.asarray(alpha, dtype=np.float64)), low, high)
+    if not model.free_margin:
+        return alpha
+    total = float(alpha.sum())
+    if total > 1.0 or (total > 0.0 and np.all(np.isinf(high[model.costs > 0]))):
+        return alpha / total
+    if total == 1.0:
+        return alpha
+    if np.all(np.isinf(high[model.costs > 0])):
+        counted = (model.costs > 0).astype(np.float64)
+        return counted / counted.sum()
+    from optframe.duality import match_sum
+
+    finite = np.where(np.isinf(high), 0.0, high)
+    if float(finite.sum()) >= 1.0:
+        return match_sum(np.minimum(alpha, finite), 1.0, low, finite)
+    grow = np.isinf(high) & (model.costs > 0)  # the finite ends are full; the rest shares
+    alpha = finite.copy()
+    alpha[grow] = (1.0 - float(finite.sum())) / int(grow.sum())
+    return alpha
+
+
+def _quadratic(model: EmpiricalRisk, v: NDArray[np.float64], Kv: NDArray | None) -> float:
+    r""":math:`(v^\top K v + \pi(\mathbf 1^\top v)^2) / (2\rho_2)` (:math:`K = XX^\top` linear)."""
+    l2 = model.penalty_term.l2
+    if model.is_linear:
+        z = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1)
+        quad = float(z @ z)
+    else:
+        quad = float(v @ (model.kernel_values(v) if Kv is None else Kv))
+    if model.penalize_intercept:
+        quad += float(v.sum()) ** 2
+    return quad / (2.0 * l2)
+
+
+def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
+    r""":math:`D(\alpha)` of the module's docstring at a repaired multiplier: a proven bound.
+
+    Candidates: the solution's ``alpha`` when present, then :math:`\alpha = -c\odot\ell'(a)` at
+    the solution's loss arguments (the optimum's multiplier for a differentiable loss); the
+    better value is kept. A kernel solution's own :math:`Kv` is reused when no repair moved it.
+    """
+    inside = model._inside(solution)
+    y = model.slope
+    objective = model.objective(solution)
+    enough = objective - 1e-12 * model.gap_scale(objective, None)
+    candidates = []
+    own = None
+    if "alpha" in inside:
+        own = vector(inside, "alpha", model.name)
+        candidates.append(own)
+    candidates.append(None)  # the derivative at the arguments, computed only when needed
+    best = -math.inf
+    for candidate in candidates:
+        if candidate is None:
+            candidate = -model.costs * model.losses.derivative(model.loss_argument(solution))
+        alpha = repaired(model, candidate)
+        v = y * alpha
+        Kv = None
+        if not model.is_linear and own is not None and np.array_equal(alpha, own):
+            f, _ = model._fit(solution)  # cached: K v / rho_2 of the solution's own alpha
+            Kv = model.penalty_term.l2 * f
+        value = loss_part(model, v) - _quadratic(model, v, Kv)
+        best = max(best, value)
+        if best >= enough:
+            break
+    return float(best)
+
+
+def solution_at(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> dict[str, Any]:
+    r"""The solution at a dual point: ``alpha``, ``w`` (linear), ``intercept`` and ``rho``.
+
+    ``alpha`` is first made feasible (:func:`repaired`: drivers return tiny negatives).
+    :math:`w = X^\top v/\rho_2` and :math:`b = \mathbf 1^\top v/\rho_2` (penalized intercept;
+    0 without one), :math:`v = y\odot\alpha`; :math:`r` is :func:`best_margin` for that
+    :math:`(w, b)`.
+    """
+    alpha = repaired(model, np.asarray(alpha, dtype=np.float64).reshape(-1))
+    l2 = model.penalty_term.l2
+    v = model.slope * alpha
+    b = float(v.sum()) / l2 if model.penalize_intercept else 0.0
+    solution: dict[str, Any] = {"alpha": alpha, "intercept": np.array([b])}
+    if model.is_linear:
+        w = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1) / l2
+        solution["w"] = w
+        f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
+    else:
+        f, _ = model._fit({"alpha": alpha})
+    if model.free_margin:
+        solution["rho"] = np.array([best_margin(model, model.slope * (f + b))])
+    return model._publish(solution)
+
+
+def simplex_qp_refusal(model: EmpiricalRisk) -> str | None:
+    """Why ``model`` does not offer the :class:`SimplexQP`, or ``None``."""
+    if one_sided_quadratic(model) is None:
+        return (
+            f"SimplexQP needs one one-sided quadratic loss, 1/2 max(0, s a + t)^2 with s < 0 "
+            f"(SquaredHinge()); got {model.loss!r}"
+        )
+    if not model.free_margin:
+        return "SimplexQP is the dual with a free margin (sum alpha = 1); use free_margin=True"
+    if not model.penalize_intercept:
+        return (
+            "SimplexQP's kernel is k + 1: the intercept must be penalized "
+            "(fit_intercept=True, penalize_intercept=True)"
+        )
+    pen = model.penalty_term
+    if pen.l1 > 0 or pen.l2 <= 0:
+        return f"SimplexQP is the dual under a ridge penalty; got {model.penalty!r}"
+    c = model.costs
+    if not (c[0] > 0 and np.all(c == c[0])):
+        return (
+            "SimplexQP has one ridge on its diagonal: every sample needs the same cost C s_i "
+            "(no sample weights); use repeated rows for integer weights"
+        )
+    return None
+
+
+def simplex_qp(model: EmpiricalRisk) -> SimplexQP:
+    """The :class:`SimplexQP` of the module's docstring (see :func:`simplex_qp_refusal`)."""
+    quadratic = one_sided_quadratic(model)
+    assert quadratic is not None
+    s, t = quadratic
+    l2, c = model.penalty_term.l2, float(model.costs[0])
+    return SimplexQP(
+        X=model.data.X,
+        sign=model.slope.copy(),
+        kernel=model._kernel,
+        ridge=l2 / (c * s * s),
+        recover=lambda alpha: solution_at(model, alpha),
+        scale=-0.5 / l2,
+        offset=-t / s,
+    )
