@@ -174,25 +174,22 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
     :math:`v = -q\odot\theta`, every row's right-hand side 0; for LAD (:math:`K = 1`) this is
     its dual LP over :math:`\theta` itself.
     """
-    X = sp.csc_array(model.data.X, dtype=np.float64)
-    n, m = X.shape
+    n, m = model.data.X.shape
     c, p, q = model.costs, model.offset, model.slope
     kinks, slopes = model.loss.linear_pieces
     K = kinks.size
-    D = sp.hstack([sp.diags_array(-q, format="csc")] * K, format="csc")  # v = D delta
     linear = np.concatenate([kinks[k] - p for k in range(K)])
     upper = np.concatenate([c * (slopes[k + 1] - (slopes[k] if k else 0.0)) for k in range(K)])
     offset = -float(c.sum()) * float(model.loss.value(kinks[0])[0])
     variables = {f"delta_{k + 1}": slice(k * n, (k + 1) * n) for k in range(K)}
-    rows: list[Any] = []
-    bounds: list[NDArray] = []
-    constraints: dict[str, slice] = {}
     pen = model.penalty_term
     P: Any = None
     lower = np.r_[c * slopes[0], np.zeros((K - 1) * n)]
-    XtD = sp.csc_array(X.T @ D)
+    A = _segment_columns(model.data.X, -q, K, model.fit_intercept)  # [X, 1]' D: v = D delta
+    rows = m + int(model.fit_intercept)
     if pen.l2 > 0:  # rows X'D delta - z = 0, cost |z|^2 / (2 l2)
-        rows.append(sp.hstack([XtD, -eye(m)], format="csc"))
+        minus_z = sp.csc_array(sp.vstack([-eye(m), sp.csc_array((rows - m, m))]))
+        A = sp.csc_array(sp.hstack([A, minus_z], format="csc"))
         P = sp.block_diag(
             [sp.csc_array((K * n, K * n)), sp.diags_array(np.full(m, 1.0 / pen.l2))],
             format="csc",
@@ -200,24 +197,43 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
         linear, lower = np.r_[linear, np.zeros(m)], np.r_[lower, np.full(m, -np.inf)]
         upper = np.r_[upper, np.full(m, np.inf)]
         variables["z"] = slice(K * n, K * n + m)
-    else:
-        rows.append(XtD)
-    constraints[model.coef_key] = slice(0, m)
-    bounds.append(np.zeros(m))
-    width = linear.shape[0]
+    constraints: dict[str, slice] = {model.coef_key: slice(0, m)}
     if model.fit_intercept:
-        start = sum(block.shape[0] for block in rows)
-        balance = sp.csc_array(np.ones((1, n)) @ D)
-        rows.append(sp.hstack([balance, sp.csc_array((1, width - K * n))], format="csc"))
-        constraints[model.intercept_row] = slice(start, start + 1)
-        bounds.append(np.zeros(1))
-    A = sp.vstack(rows, format="csc") if rows else sp.csc_array((0, width))
-    rhs = np.concatenate(bounds) if bounds else np.zeros(0)
+        constraints[model.intercept_row] = slice(m, m + 1)
+    rhs = np.zeros(rows)
     problem = MatrixProblem(
         c=linear, A=A, row_lower=rhs, row_upper=rhs.copy(), lower=lower, upper=upper, P=P,
         offset=offset,
     )  # fmt: skip
     return problem, variables, constraints
+
+
+def _segment_columns(X: Any, scale: NDArray, K: int, ones: bool) -> sp.csc_array:
+    r""":math:`[X, \mathbf 1]^\top \operatorname{diag}(s)`, repeated ``K`` times side by side.
+
+    Column :math:`i` is :math:`s_i (x_i, 1)` (the 1 only with ``ones``). Dense ``X`` is laid out
+    as CSC directly (one multiplication, no sparse conversion of the dense matrix); sparse ``X``
+    keeps its pattern.
+    """
+    n, m = X.shape
+    if sp.issparse(X):
+        scaled = sp.csr_array(sp.diags_array(scale) @ sp.csr_array(X, dtype=np.float64))
+        if ones:
+            scaled = sp.hstack([scaled, sp.csr_array(scale[:, None])], format="csr")
+        block = sp.csc_array(scaled.T)  # CSR of n x (m+1) is CSC of its transpose
+        return sp.csc_array(sp.hstack([block] * K, format="csc")) if K > 1 else block
+    rows = m + int(ones)
+    values = np.empty((n, rows))
+    np.multiply(np.asarray(X, dtype=np.float64), scale[:, None], out=values[:, :m])
+    if ones:
+        values[:, m] = scale
+    data = np.tile(values.reshape(-1), K)
+    indices = np.tile(np.arange(rows, dtype=np.int32), K * n)
+    indptr = np.arange(K * n + 1, dtype=np.int64) * rows
+    block = sp.csc_array((data, indices, indptr), shape=(rows, K * n))
+    if not np.all(values):  # the zeros of X are not entries of a sparse matrix
+        block.eliminate_zeros()
+    return block
 
 
 def build_dual_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
