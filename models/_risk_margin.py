@@ -193,6 +193,28 @@ def _quadratic(model: EmpiricalRisk, v: NDArray[np.float64], Kv: NDArray | None)
     return quad / (2.0 * l2)
 
 
+def _scaled_own(model: EmpiricalRisk, solution: Any, own: Any) -> tuple[Any, Any]:
+    r"""The solution's own :math:`\alpha` repaired by a scaling alone, with its :math:`Kv`.
+
+    When :math:`\alpha` lies in its box and scaling it to sum 1 keeps it there, the repair is
+    :math:`\alpha/t` and :math:`K v/t` follows from the solution's cached :math:`Kv` (no kernel
+    product). ``(None, None)`` otherwise (a linear model computes :math:`X^\top v` anyway).
+    """
+    if model.is_linear:
+        return None, None
+    low, high = alpha_box(model)
+    if not np.all((own >= low) & (own <= high)):
+        return None, None
+    total = float(own.sum()) if model.free_margin else 1.0
+    if not total > 0:
+        return None, None
+    alpha = own / total
+    if not np.all(alpha <= high):
+        return None, None
+    f, _ = model._fit(solution)  # cached: K v / rho_2 of the solution's own alpha
+    return alpha, model.penalty_term.l2 * f / total
+
+
 def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     r""":math:`D(\alpha)` of the module's docstring at a repaired multiplier: a proven bound.
 
@@ -204,22 +226,21 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     y = model.slope
     objective = model.objective(solution)
     enough = objective - 1e-12 * model.gap_scale(objective, None)
-    candidates = []
+    candidates: list[NDArray[np.float64] | None] = []
     own = None
     if "alpha" in inside:
         own = vector(inside, "alpha", model.name)
         candidates.append(own)
-    candidates.append(None)  # the derivative at the arguments, computed only when needed
+    if own is None or model.is_linear:  # a kernel's second candidate costs a kernel product
+        candidates.append(None)  # the derivative at the arguments, computed only when needed
     best = -math.inf
     for candidate in candidates:
         if candidate is None:
             candidate = -model.costs * model.losses.derivative(model.loss_argument(solution))
-        alpha = repaired(model, candidate)
+        alpha, Kv = _scaled_own(model, solution, own) if candidate is own else (None, None)
+        if alpha is None:
+            alpha = repaired(model, candidate)
         v = y * alpha
-        Kv = None
-        if not model.is_linear and own is not None and np.array_equal(alpha, own):
-            f, _ = model._fit(solution)  # cached: K v / rho_2 of the solution's own alpha
-            Kv = model.penalty_term.l2 * f
         value = loss_part(model, v) - _quadratic(model, v, Kv)
         best = max(best, value)
         if best >= enough:

@@ -529,15 +529,15 @@ class EmpiricalRisk(Model):
                 f"{kind.__name__} is derived for one loss without an affine part; got {loss!r} "
                 "(a loss per label or an affine part offers BoxQPDual)"
             )
-        if kind not in self.structures:
-            return None
-        if kind is SimplexQP:
-            return simplex_qp_refusal(self)
-        if self.extended and kind in self.structures:
+        if self.extended and kind is not SimplexQP:  # also PiecewiseLinearSampleLoss's members
             return (
                 f"{kind.__name__} is derived without a free margin or a penalized intercept; "
                 "with them the model offers SimplexQP (one one-sided quadratic loss)"
             )
+        if kind not in self.structures:
+            return None
+        if kind is SimplexQP:
+            return simplex_qp_refusal(self)
         if not self._losses.is_piecewise_linear:
             return (
                 f"the loss {loss!r} has quadratic pieces; {kind.__name__} needs a piecewise-"

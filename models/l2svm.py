@@ -2,7 +2,8 @@ r"""The Lee-Mangasarian L2-SVM with penalized bias: the MEB-equivalent SVM of CV
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,23 +13,29 @@ from numpy.typing import ArrayLike, NDArray
 from optframe.capabilities import SimplexQP, Structure
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
-from optframe.kernels import Kernel, Linear, as_kernel
-from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
+from optframe.kernels import Kernel
+from optframe.losses import PLQLoss
+from optframe.model import Formulation, MatrixProblem, ProblemClass, RawSolution, Solution
+from optframe.penalties import L2, Penalty
 from optframe.registry import register_model
 
 from ._common import (
     check_dataset,
-    check_features,
     check_gram,
     check_positive,
     check_unit_weights,
     column,
     eye,
-    kernel_product,
     scalar,
     scale_rows,
     vector,
 )
+from .empirical_risk import EmpiricalRisk
+
+
+def margin_loss() -> PLQLoss:
+    r""":math:`\tfrac12\max(0, -a)^2`, the L2-SVM's :math:`\tfrac12\xi_i^2`."""
+    return PLQLoss(rehu=[(-1.0, 0.0, math.inf)], kind="classification")
 
 
 def best_rho(margins: NDArray[np.float64], C: float) -> float:
@@ -47,8 +54,8 @@ def best_rho(margins: NDArray[np.float64], C: float) -> float:
 
 
 @register_model
-@dataclass(frozen=True, eq=False)
-class L2SVM(Model):
+@dataclass(frozen=True, eq=False, init=False)
+class L2SVM(EmpiricalRisk):
     r"""The L2-SVM with penalized bias (Lee and Mangasarian), linear or with a kernel.
 
     *Primal* (``form="primal"``, linear kernel only; notes/frank_wolfe.md section 1.1):
@@ -119,6 +126,21 @@ class L2SVM(Model):
     The model offers its dual as a :class:`~optframe.capabilities.SimplexQP`, which the drivers
     ``fw``/``mfw``/``frank_wolfe`` and ``cvm`` solve.
 
+    *A declaration on* :class:`~optframe.models.EmpiricalRisk`: with :math:`a_i = y_i h(x_i) - \rho`
+    the objective is
+
+    .. math::
+
+        \tfrac12\bigl(\lVert w\rVert^2 + b^2\bigr) + C\sum_i \tfrac12\max(0, -a_i)^2 - \rho,
+
+    the one-sided quadratic loss :math:`\tfrac12\max(0, -a)^2` (kink 0) with cost :math:`C`, the
+    ridge penalty, a free margin and a penalized intercept (``free_margin=True``,
+    ``penalize_intercept=True``). Objective, certificate (the Fenchel dual on the simplex),
+    decision function and the ``SimplexQP`` (ridge :math:`1/C`, scale :math:`-1/2`, offset 0) are
+    EmpiricalRisk's; what is the L2SVM's own is its forms (the matrix dual with
+    :math:`v = Z^\top\alpha`, the primal with ``"rho"``, ``"xi"`` and the rows ``"margin"``),
+    its solution names and :meth:`standard_form`.
+
     Examples
     --------
     >>> import optframe as of
@@ -139,6 +161,20 @@ class L2SVM(Model):
     data: Dataset
     C: float = 1.0
     kernel: Kernel | str = "linear"
+    loss: PLQLoss = field(default_factory=margin_loss, init=False, repr=False)
+    penalty: Penalty | None = field(default_factory=L2, init=False, repr=False)
+    fit_intercept: bool = field(default=True, init=False, repr=False)
+    sample_weight: Any = field(default=None, init=False, repr=False)
+    free_margin: bool = field(default=True, init=False, repr=False)
+    penalize_intercept: bool = field(default=True, init=False, repr=False)
+
+    def __init__(self, data: Dataset, C: float = 1.0, kernel: Kernel | str = "linear") -> None:
+        declared = {"loss": margin_loss(), "penalty": L2(), "fit_intercept": True,
+                    "sample_weight": None, "free_margin": True,
+                    "penalize_intercept": True}  # fmt: skip
+        for name, value in (("data", data), ("C", C), ("kernel", kernel), *declared.items()):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
@@ -155,9 +191,7 @@ class L2SVM(Model):
                     f"{self.name} needs both classes; class {label:+g} is missing from y "
                     f"(a single class: all {y.size} labels are {-label:+g})."
                 )
-        C = check_positive(self.C, "C", self.name)
-        object.__setattr__(self, "C", C)
-        object.__setattr__(self, "kernel", as_kernel(self.kernel))
+        check_positive(self.C, "C", self.name)
         check_unit_weights(
             self.data,
             self.name,
@@ -165,6 +199,8 @@ class L2SVM(Model):
             "Use WeightedSVM (hinge loss, per-sample costs C * s_i), or repeat rows for "
             "integer weights.",
         )
+        super().__post_init__()
+        object.__setattr__(self, "kernel", self._kernel)
 
     @classmethod
     def examples(cls) -> tuple[L2SVM, ...]:
@@ -177,28 +213,18 @@ class L2SVM(Model):
 
     # ----------------------------------------------------------------------------------- helpers
     @property
-    def _y(self) -> NDArray[np.float64]:
-        assert self.data.y is not None
-        return self.data.y
+    def default_form(self) -> str:
+        """``"dual"``: the simplex QP, for every kernel."""
+        return "dual"
 
-    @property
-    def is_linear(self) -> bool:
-        """Whether the kernel is linear (the primal form and ``"w"`` exist)."""
-        return isinstance(self.kernel, Linear)
-
-    def offers(self, layer: str, form: str | None = None) -> bool:
-        """Whether ``layer`` and ``form`` can be built: the primal needs the linear kernel."""
-        form = self.default_form if form is None else form
-        return super().offers(layer, form) and (self.is_linear or form != "primal")
-
-    def build(self, layer: str, form: str | None = None) -> Formulation:
-        """Build in ``layer``; the primal form needs the linear kernel (see :meth:`offers`)."""
+    def form_refusal(self, layer: str, form: str) -> str | None:
+        """Why ``form`` is not offered: the primal needs the linear kernel."""
         if form == "primal" and not self.is_linear:
-            raise ModelError(
+            return (
                 f"the primal form of {self.name} needs the linear kernel; with {self.kernel!r} "
                 "build form='dual' (the default)."
             )
-        return super().build(layer, form)
+        return None
 
     def modified_gram(self) -> NDArray[np.float64]:
         r"""The dense :math:`\tilde K` (m x m; small m only)."""
@@ -222,65 +248,23 @@ class L2SVM(Model):
             return sp.hstack([Zx, column(self._y)], format="csr")
         return np.hstack([Zx, self._y[:, None]])
 
-    def _margins(self, solution: Solution) -> tuple[NDArray[np.float64], float]:
-        r"""``(g, |w|^2)``: :math:`g = w^\top\phi(x_i)` at the training rows."""
-        if "w" in solution:
-            w = vector(solution, "w", self.name)
-            return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
-        alpha = vector(solution, "alpha", self.name)
-        last = self.__dict__.get("_last_margins")
-        if last is not None and last[0] is solution.get("alpha") and last[1] == alpha.tobytes():
-            return last[2]  # the same alpha as _from_alpha's: skip the m x |support| kernel
-        support = np.flatnonzero(alpha > 0)
-        v = alpha[support] * self._y[support]
-        if self.is_linear:
-            w = np.asarray(self.data.X[support].T @ v, dtype=np.float64).ravel()
-            return np.asarray(self.data.X @ w, dtype=np.float64), float(w @ w)
-        g = kernel_product(self.kernel, self.data.X, self.data.X[support], v)
-        result = (g, float(v @ g[support]))
-        object.__setattr__(self, "_last_margins", (solution.get("alpha"), alpha.tobytes(), result))
-        return result
+    def _complete(self, solution: dict[str, Any]) -> dict[str, NDArray[np.float64]]:
+        r"""Add ``"xi"``, :math:`\max(0, \rho - y_i h(x_i))`, when the solution has ``"rho"``."""
+        if "rho" in solution:
+            f, _ = self._fit(solution)
+            margins = self._y * (f + scalar(solution, "intercept"))
+            solution["xi"] = np.maximum(0.0, scalar(solution, "rho") - margins)
+        return solution
 
-    # ------------------------------------------------------------------------------- recovery
     def _from_alpha(self, alpha: ArrayLike) -> dict[str, NDArray[np.float64]]:
         r"""The solution at a point of the simplex: :math:`w, b, \rho, \xi` from :math:`\alpha`.
 
         :math:`\alpha` is clipped at 0 and rescaled to sum 1 (solvers return tiny negatives).
         """
         alpha = np.maximum(np.asarray(alpha, dtype=np.float64).reshape(-1), 0.0)
-        total = alpha.sum()
-        if not total > 0:
+        if not alpha.sum() > 0:
             raise ModelError(f"{self.name}: alpha must have a positive entry")
-        alpha = alpha / total
-        solution: dict[str, NDArray[np.float64]] = {"alpha": alpha}
-        if self.is_linear:
-            support = np.flatnonzero(alpha > 0)
-            v = alpha[support] * self._y[support]
-            solution["w"] = np.asarray(self.data.X[support].T @ v, dtype=np.float64).ravel()
-        g, _ = self._margins(solution)
-        b = float(alpha @ self._y)
-        margins = self._y * (g + b)
-        rho = best_rho(margins, self.C)
-        solution["intercept"] = np.array([b])
-        solution["rho"] = np.array([rho])
-        solution["xi"] = np.maximum(0.0, rho - margins)
-        return solution
-
-    def _structure(self, kind: type[Structure]) -> SimplexQP:
-        r"""The dual as a :class:`~optframe.capabilities.SimplexQP`.
-
-        :math:`\tilde K_{ij} = y_i y_j (k(x_i, x_j) + 1) + \delta_{ij}/C`; the primal optimum is
-        :math:`-R^\star/2` (``scale = -0.5``).
-        """
-        return SimplexQP(
-            X=self.data.X,
-            sign=self._y.copy(),
-            kernel=self.kernel,
-            ridge=1.0 / self.C,
-            recover=self._from_alpha,
-            scale=-0.5,
-            offset=0.0,
-        )
+        return self.structure(SimplexQP).recover(alpha)
 
     def standard_form(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
         r""":math:`(w/\rho, b/\rho)`: LIBLINEAR ``-s 1 -B 1 -c C/2``'s solution (linear kernel)."""
@@ -416,32 +400,20 @@ class L2SVM(Model):
             \bigr) - \rho
 
         From ``"w"`` (linear) or ``"alpha"`` (kernel rows in blocks); ``"intercept"`` defaults
-        to 0 and ``"rho"`` to its exact minimizer given :math:`(w, b)`.
+        to 0 and ``"rho"`` to its exact minimizer given :math:`(w, b)`. EmpiricalRisk's
+        objective with the free margin and the penalized intercept.
         """
-        g, wnorm2 = self._margins(solution)
-        b = scalar(solution, "intercept")
-        margins = self._y * (g + b)
-        rho = scalar(solution, "rho") if "rho" in solution else best_rho(margins, self.C)
-        xi = np.maximum(0.0, rho - margins)
-        return 0.5 * (wnorm2 + b * b + self.C * float(xi @ xi)) - rho
+        return super().objective(solution)
 
     def dual_value(self, alpha: ArrayLike) -> float:
         r"""The Lagrangian dual value :math:`-\tfrac12 \alpha^\top\tilde K\alpha`.
 
         A lower bound on the optimum for any :math:`\alpha` on the simplex (weak duality).
         """
-        given = alpha
-        alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
-        last = self.__dict__.get("_last_margins")
-        if self.is_linear or (last is not None and last[0] is given):
-            _, wnorm2 = self._margins({"alpha": given})  # the margins cache, or cheap
-        else:  # the kernel among the support vectors only
-            support = np.flatnonzero(alpha > 0)
-            v = alpha[support] * self._y[support]
-            rows = self.data.X[support]
-            wnorm2 = float(v @ kernel_product(self.kernel, rows, rows, v))
-        b = float(alpha @ self._y)
-        return -0.5 * (wnorm2 + b * b + float(alpha @ alpha) / self.C)
+        given = np.asarray(alpha, dtype=np.float64).reshape(-1)
+        _, penalty = self._fit({"alpha": given})  # v'Kv / 2 with v = y * alpha
+        b = float(given @ self._y)
+        return -(penalty + 0.5 * (b * b + float(given @ given) / self.C))
 
     def dual_bound(self, solution: Solution) -> float:
         r"""A proven lower bound: :meth:`dual_value` at a point of the simplex.
@@ -450,21 +422,9 @@ class L2SVM(Model):
         present, else :math:`\alpha \propto C\xi` (the KKT condition
         :math:`\alpha_i = C\xi_i` of the primal at its optimum), or the uniform point when
         :math:`\xi = 0`. Any point of the simplex gives a lower bound (weak duality).
+        EmpiricalRisk's certificate with the free margin (:mod:`optframe.models._risk_margin`).
         """
-        if "alpha" in solution:
-            alpha = vector(solution, "alpha", self.name)
-            if float(alpha.min()) >= 0.0 and abs(float(alpha.sum()) - 1.0) <= 1e-12:
-                return self.dual_value(solution["alpha"])  # kernel margins already cached
-            alpha = np.maximum(alpha, 0.0)
-        else:
-            g, _ = self._margins(solution)
-            margins = self._y * (g + scalar(solution, "intercept"))
-            rho = scalar(solution, "rho") if "rho" in solution else best_rho(margins, self.C)
-            alpha = np.maximum(0.0, rho - margins)
-        total = float(alpha.sum())
-        if not total > 0:
-            alpha, total = np.ones_like(self._y), float(self._y.size)
-        return self.dual_value(alpha / total)
+        return super().dual_bound(solution)
 
     def violation(self, solution: Solution) -> float:
         r"""Largest violation of :math:`\alpha \ge 0`, :math:`\sum_i\alpha_i = 1` (if present)."""
@@ -472,14 +432,3 @@ class L2SVM(Model):
             return 0.0
         alpha = vector(solution, "alpha", self.name)
         return max(0.0, float(np.max(-alpha)), abs(float(alpha.sum()) - 1.0))
-
-    def decision_function(self, solution: Solution, X: ArrayLike) -> NDArray[np.float64]:
-        r""":math:`h(x) = \sum_i \alpha_i y_i (k(x_i, x) + 1)`, or :math:`w^\top x + b`."""
-        X = check_features(X, self.data.n_features, self.name)
-        b = scalar(solution, "intercept")
-        if "w" in solution:
-            return np.asarray(X @ vector(solution, "w", self.name), dtype=np.float64) + b
-        alpha = vector(solution, "alpha", self.name)
-        support = np.flatnonzero(alpha > 0)
-        v = alpha[support] * self._y[support]
-        return kernel_product(self.kernel, X, self.data.X[support], v) + b

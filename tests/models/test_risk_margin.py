@@ -245,3 +245,48 @@ def test_a_free_margin_needs_a_margin_loss():
     data = Dataset(X=X, y=X[:, 0] + 0.1)
     with pytest.raises(ModelError, match="margin loss"):
         EmpiricalRisk(data, Absolute(), fit_intercept=False, free_margin=True)
+
+
+# ------------------------------------------------------------------------ the L2SVM, declared
+def test_l2svm_is_the_declaration_with_a_kink_at_zero():
+    """L2SVM(C) is EmpiricalRisk(1/2 max(0, -a)^2, C, free margin, penalized intercept)."""
+    from optframe.models import L2SVM
+
+    kernel = RBF(gamma=0.5)
+    model = L2SVM(DATA, C=3.0, kernel=kernel)
+    assert isinstance(model, EmpiricalRisk)
+    assert model.free_margin
+    assert model.penalize_intercept
+    same = EmpiricalRisk(
+        DATA,
+        PLQLoss(rehu=[(-1.0, 0.0, math.inf)], kind="classification"),
+        C=3.0,
+        kernel=kernel,
+        free_margin=True,
+        penalize_intercept=True,
+    )
+    qp, other = model.structure(SimplexQP), same.structure(SimplexQP)
+    assert (qp.ridge, qp.scale, qp.offset) == (other.ridge, other.scale, other.offset)
+    assert qp.ridge == pytest.approx(1.0 / 3.0)
+    assert qp.offset == 0.0
+    alpha = np.random.default_rng(2).random(N)
+    solution, plain = qp.recover(alpha), other.recover(alpha)
+    assert set(solution) == {"alpha", "intercept", "rho", "xi"}
+    assert model.objective(solution) == pytest.approx(same.objective(plain), rel=1e-12)
+    assert model.dual_bound(solution) == pytest.approx(same.dual_bound(plain), rel=1e-12)
+    # the bound at a point of the simplex is the dual value -1/2 alpha' K~ alpha
+    a = solution["alpha"]
+    assert model.dual_bound(solution) == pytest.approx(-0.5 * a @ model.modified_gram() @ a)
+    # xi is the slack of the margin rows at rho
+    f = model.decision_function(solution, X)
+    np.testing.assert_allclose(solution["xi"], np.maximum(0.0, solution["rho"][0] - Y * f))
+
+
+def test_l2svm_refuses_the_structures_of_other_losses():
+    from optframe.capabilities import LinearBoxDual, PiecewiseLinearSampleLoss
+    from optframe.models import L2SVM
+
+    model = L2SVM(DATA, C=1.0)
+    for kind in (BoxQPDual, LinearBoxDual, PiecewiseLinearSampleLoss):
+        assert not model.offers_structure(kind)
+    assert model.offers_structure(SimplexQP)
