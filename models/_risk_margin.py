@@ -94,9 +94,13 @@ def best_margin(model: EmpiricalRisk, margins: NDArray[np.float64]) -> float:
     if quadratic is not None:
         s, t = quadratic
         shifted = u - (-t / s)
-        order = np.argsort(shifted, kind="stable")
-        z, w = shifted[order], c[order] * s * s
-        roots = (1.0 + np.cumsum(w * z)) / np.cumsum(w)
+        if c.size and float(c.min()) == float(c.max()):  # equal costs: a sort, no gather
+            z = np.sort(shifted)
+            roots = (1.0 / (float(c[0]) * s * s) + np.cumsum(z)) / np.arange(1, z.size + 1)
+        else:
+            order = np.argsort(shifted, kind="stable")
+            z, w = shifted[order], c[order] * s * s
+            roots = (1.0 + np.cumsum(w * z)) / np.cumsum(w)
         upper = np.r_[z[1:], np.inf]
         ok = np.flatnonzero((roots > z) & (roots <= upper))
         return float(roots[ok[0]] if ok.size else roots[-1])
@@ -143,10 +147,17 @@ def margin_of(model: EmpiricalRisk, solution: Any, margins: NDArray[np.float64])
 
 def alpha_box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Box of :math:`\alpha = -\theta`, :math:`-c_i[\beta_+, \beta_-]` (0 if :math:`c_i = 0`)."""
+    cached = model.__dict__.get("_alpha_box")
+    if cached is not None:
+        return cached
     lo, hi = model.losses.domain
     c = model.costs
     with np.errstate(invalid="ignore"):
-        return np.where(c > 0, -c * hi, 0.0), np.where(c > 0, -c * lo, 0.0)
+        box = np.where(c > 0, -c * hi, 0.0), np.where(c > 0, -c * lo, 0.0)
+    for end in box:
+        end.flags.writeable = False
+    object.__setattr__(model, "_alpha_box", box)  # the model is frozen: its box never changes
+    return box
 
 
 def repaired(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -35,7 +35,10 @@ from .empirical_risk import EmpiricalRisk
 
 def margin_loss() -> PLQLoss:
     r""":math:`\tfrac12\max(0, -a)^2`, the L2-SVM's :math:`\tfrac12\xi_i^2`."""
-    return PLQLoss(rehu=[(-1.0, 0.0, math.inf)], kind="classification")
+    return _MARGIN_LOSS
+
+
+_MARGIN_LOSS = PLQLoss(rehu=[(-1.0, 0.0, math.inf)], kind="classification")  # immutable
 
 
 def best_rho(margins: NDArray[np.float64], C: float) -> float:
