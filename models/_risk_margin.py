@@ -15,21 +15,22 @@ feature equal to 1, the kernel :math:`k + 1`) and :math:`\mu = 1` for a free mar
 :math:`\rho` and the :math:`\nu`-SVM's).
 
 *Dual.* With :math:`\theta_i \in c_i\operatorname{dom}\ell^*`, :math:`\alpha = -\theta` and
-:math:`v = y\odot\alpha`, Fenchel-Young's inequality on the loss and on the penalty gives, for
-every :math:`(w, b, r)`,
+:math:`v = q\odot\alpha` (:math:`q = y` for a margin, -1 for a residual, whose offset
+:math:`p = y` adds :math:`\sum_i\theta_i p_i`; a free margin needs a margin loss),
+Fenchel-Young's inequality on the loss and on the penalty gives, for every :math:`(w, b, r)`,
 
 .. math::
 
-    \text{objective} \;\ge\; D(\alpha) = -\sum_i c_i\,\ell^*(-\alpha_i / c_i)
-    - \frac{\lVert X^\top v\rVert^2 + \pi(\mathbf 1^\top v)^2}{2\rho_2}
-    - r\,\mu\bigl(1 - \mathbf 1^\top\alpha\bigr),
+    \text{objective} \;\ge\; D(\alpha) - r\,\mu\bigl(1 - \mathbf 1^\top\alpha\bigr),
+    \qquad D(\alpha) = -\sum_i c_i\,\ell^*(-\alpha_i / c_i)
+    - \frac{\lVert X^\top v\rVert^2 + \pi(\mathbf 1^\top v)^2}{2\rho_2},
 
 so with a free margin :math:`D` is a lower bound when :math:`\mathbf 1^\top\alpha = 1`
 (stationarity in :math:`r`); a penalized intercept has no row :math:`\mathbf 1^\top v = 0`, its
-:math:`b = \mathbf 1^\top v/\rho_2` at the optimum. The margin losses taken here are
-non-increasing (:math:`\operatorname{dom}\ell^* \subset (-\infty, 0]`), so :math:`\alpha \ge 0`
-and :func:`repaired` makes any candidate feasible exactly: clipped into its box, then scaled to
-sum 1 (towards the upper ends of finite boxes when it sums to less).
+:math:`b = \mathbf 1^\top v/\rho_2` at the optimum. The margin losses taken with a free margin
+are non-increasing (:math:`\operatorname{dom}\ell^* \subset (-\infty, 0]`), so
+:math:`\alpha \ge 0` and :func:`repaired` makes any candidate feasible exactly: clipped into its
+box, then scaled to sum 1 (towards the upper ends of finite boxes when it sums to less).
 
 *The simplex QP.* For one one-sided quadratic :math:`\ell(a) = \tfrac12\max(0, s a + t)^2`
 (:math:`s < 0`, kink :math:`\kappa = -t/s`), equal costs :math:`c`, a free margin and a
@@ -226,6 +227,11 @@ def _scaled_own(model: EmpiricalRisk, solution: Any, own: Any) -> tuple[Any, Any
     return alpha, model.penalty_term.l2 * f / total
 
 
+def _published(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""Between :math:`-\theta` and the model's ``alpha``: the same for a margin, negated else."""
+    return alpha if model.losses.is_classification else -alpha
+
+
 def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     r""":math:`D(\alpha)` of the module's docstring at a repaired multiplier: a proven bound.
 
@@ -239,8 +245,8 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     enough = objective - 1e-12 * model.gap_scale(objective, None)
     candidates: list[NDArray[np.float64] | None] = []
     own = None
-    if "alpha" in inside:
-        own = vector(inside, "alpha", model.name)
+    if "alpha" in inside:  # the model's alpha is -theta for a margin loss, theta for a residual
+        own = _published(model, vector(inside, "alpha", model.name))
         candidates.append(own)
     if own is None or model.is_linear:  # a kernel's second candidate costs a kernel product
         candidates.append(None)  # the derivative at the arguments, computed only when needed
@@ -264,20 +270,20 @@ def solution_at(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> dict[str, A
 
     ``alpha`` is first made feasible (:func:`repaired`: drivers return tiny negatives).
     :math:`w = X^\top v/\rho_2` and :math:`b = \mathbf 1^\top v/\rho_2` (penalized intercept;
-    0 without one), :math:`v = y\odot\alpha`; :math:`r` is :func:`best_margin` for that
+    0 without one), :math:`v = q\odot\alpha`; :math:`r` is :func:`best_margin` for that
     :math:`(w, b)`.
     """
     alpha = repaired(model, np.asarray(alpha, dtype=np.float64).reshape(-1))
     l2 = model.penalty_term.l2
     v = model.slope * alpha
     b = float(v.sum()) / l2 if model.penalize_intercept else 0.0
-    solution: dict[str, Any] = {"alpha": alpha, "intercept": np.array([b])}
+    solution: dict[str, Any] = {"alpha": _published(model, alpha), "intercept": np.array([b])}
     if model.is_linear:
         w = np.asarray(model.data.X.T @ v, dtype=np.float64).reshape(-1) / l2
         solution["w"] = w
         f = np.asarray(model.data.X @ w, dtype=np.float64).reshape(-1)
     else:
-        f, _ = model._fit({"alpha": alpha})
+        f, _ = model._fit({"alpha": solution["alpha"]})
     if model.free_margin:
         solution["rho"] = np.array([best_margin(model, model.slope * (f + b))])
     return model._publish(solution)

@@ -290,3 +290,26 @@ def test_l2svm_refuses_the_structures_of_other_losses():
     for kind in (BoxQPDual, LinearBoxDual, PiecewiseLinearSampleLoss):
         assert not model.offers_structure(kind)
     assert model.offers_structure(SimplexQP)
+
+
+def test_a_penalized_intercept_for_a_residual_loss():
+    """Huber regression with the bias in the ridge, against its CVXPY statement."""
+    from optframe.losses import Huber
+
+    rng = np.random.default_rng(3)
+    y = X @ np.array([1.0, -2.0, 0.5]) + 3.0 + rng.normal(size=N)
+    model = EmpiricalRisk(Dataset(X=X, y=y), Huber(1.0), C=2.0, penalize_intercept=True)
+    w, b = cp.Variable(3), cp.Variable()
+    residual = y - X @ w - b
+    problem = cp.Problem(
+        cp.Minimize(0.5 * cp.sum_squares(w) + 0.5 * cp.square(b) + cp.sum(cp.huber(residual, 1.0)))
+    )  # huber(r, 1) is twice Huber(1.0); C = 2
+    problem.solve(solver=cp.CLARABEL)
+    for backend in ("matrix:clarabel", "cvxpy:clarabel"):
+        result = of.solve(model, backend=backend)
+        assert result.status is of.Status.OPTIMAL
+        assert result.objective == pytest.approx(problem.value, rel=1e-6)
+        assert model.dual_bound(result.solution) == pytest.approx(problem.value, rel=1e-6)
+    perturbed = {"w": result.solution["w"] + 0.1, "intercept": result.solution["intercept"]}
+    assert model.dual_bound(perturbed) <= problem.value + 1e-7
+    assert model.objective(perturbed) - model.dual_bound(perturbed) > 1e-3
