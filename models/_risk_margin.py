@@ -174,11 +174,12 @@ def repaired(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.flo
     if not model.free_margin:
         return alpha
     total = float(alpha.sum())
-    if total > 1.0 or (total > 0.0 and np.all(np.isinf(high[model.costs > 0]))):
+    unbounded = _unbounded(model)
+    if total > 1.0 or (total > 0.0 and unbounded):
         return alpha / total
     if total == 1.0:
         return alpha
-    if np.all(np.isinf(high[model.costs > 0])):
+    if unbounded:
         counted = (model.costs > 0).astype(np.float64)
         return counted / counted.sum()
     from optframe.duality import match_sum
@@ -190,6 +191,30 @@ def repaired(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.flo
     alpha = finite.copy()
     alpha[grow] = (1.0 - float(finite.sum())) / int(grow.sum())
     return alpha
+
+
+def _unbounded(model: EmpiricalRisk) -> bool:
+    """Whether every counted multiplier's box is unbounded above (kept on the model)."""
+    cached = model.__dict__.get("_alpha_unbounded")
+    if cached is None:
+        cached = bool(np.all(np.isinf(alpha_box(model)[1][model.costs > 0])))
+        object.__setattr__(model, "_alpha_unbounded", cached)
+    return cached
+
+
+def _loss_part(model: EmpiricalRisk, v: NDArray, alpha: NDArray) -> float:
+    r""":func:`~._risk_dual.loss_part`; for one one-sided quadratic in closed form.
+
+    :math:`-\sum_i c_i\ell^*(-\alpha_i/c_i) = \kappa\sum_i\alpha_i - \sum_i\alpha_i^2/(2c_i s^2)`
+    (:math:`\alpha_i = 0` where :math:`c_i = 0`).
+    """
+    quadratic = one_sided_quadratic(model)
+    if quadratic is None or not model.losses.is_classification:  # a residual adds theta'p
+        return loss_part(model, v)
+    s, t = quadratic
+    c = model.costs
+    inverse = 1.0 / c if float(c.min()) > 0 else np.where(c > 0, 1.0 / np.maximum(c, 1e-300), 0.0)
+    return (-t / s) * float(alpha.sum()) - float((alpha * alpha) @ inverse) / (2.0 * s * s)
 
 
 def _quadratic(model: EmpiricalRisk, v: NDArray[np.float64], Kv: NDArray | None) -> float:
@@ -258,7 +283,7 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
         if alpha is None:
             alpha = repaired(model, candidate)
         v = y * alpha
-        value = loss_part(model, v) - _quadratic(model, v, Kv)
+        value = _loss_part(model, v, alpha) - _quadratic(model, v, Kv)
         best = max(best, value)
         if best >= enough:
             break
