@@ -51,7 +51,7 @@ failures: dict[Hashable, str] = {}
 
 # The module whose numba kernels each warm-up key runs (for the cache check).
 _KERNEL_MODULES = {
-    "smo": "optframe.drivers.smo_core",
+    "smo": "optframe.drivers.smo_core",  # and smo_linear
     "dcd": "optframe.drivers.dcd_core",
     "frank_wolfe": "optframe.drivers.fw_core",
     "cvm": "optframe.drivers.fw_core",
@@ -89,8 +89,14 @@ def _smo_runs(driver: Any) -> list[tuple[Any, Model]]:
     from optframe.drivers import SMO
     from optframe.models import WeightedSVM
 
-    warm = SMO(float32_rows=driver.float32_rows, check_every=5)
-    return [(warm, WeightedSVM(_tiny_data(sparse), C=1.0)) for sparse in (False, True)]
+    # the linear kernel steps through w; the kernel rows of the other kernels are forced here
+    drivers = [
+        SMO(float32_rows=driver.float32_rows, check_every=5, linear_steps=steps)
+        for steps in ("weights", "rows")
+    ]
+    return [
+        (d, WeightedSVM(_tiny_data(sparse), C=1.0)) for d in drivers for sparse in (False, True)
+    ]
 
 
 def _dcd_runs(driver: Any) -> list[tuple[Any, Model]]:

@@ -33,6 +33,10 @@ or float32); it is emptied whenever positions move. ``up`` and ``low`` are kept 
 data-dependent branches; four lanes keep their own extreme and its first position, so there is
 no serial dependency chain, and the result is the first position of the extreme value, as in a
 serial scan.
+
+:mod:`optframe.drivers.smo_linear` (the steps through w for the linear kernel) calls these
+kernels and keeps the versions it was compiled with in numba's cache: an edit here needs that
+file touched as well.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from optframe.drivers import (
     dcd_core,
     fw_core,
     smo_core,
+    smo_linear,
 )
 from optframe.kernels import RBF
 from optframe.models import L2SVM, PULearning, WeightedSVM
@@ -63,7 +64,7 @@ def test_cold_cache_compiles_outside_the_time_limit():
 
 
 def _dispatchers():
-    modules = (smo_core, fw_core, dcd_core)
+    modules = (smo_core, smo_linear, fw_core, dcd_core)
     return [v for m in modules for v in vars(m).values() if isinstance(v, Dispatcher)]
 
 
