@@ -165,9 +165,9 @@ _LAD_PER_NM = {
 }
 _SVM_SECONDS = {
     ("svm-linear", "optframe aid"): 3.0,
-    ("svm-linear", "optframe dcd"): 5.0,
+    ("svm-linear", "optframe dcd"): 1.0,
     ("svm-linear", "optframe default"): 20.0,
-    ("svm-linear", "optframe smo"): 20.0,
+    ("svm-linear", "optframe smo"): 5.0,
     ("svm-linear", "libsvm SVC"): 130.0,
     ("svm-rbf", "optframe smo"): 10.0,
     ("svm-rbf", "onedal SVC"): 10.0,
