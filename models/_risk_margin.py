@@ -170,11 +170,17 @@ def repaired(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.flo
     :math:`\alpha` under infinite ends becomes uniform over the counted samples.
     """
     low, high = alpha_box(model)
-    alpha = np.clip(np.nan_to_num(np.asarray(alpha, dtype=np.float64)), low, high)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    unbounded = model.free_margin and _unbounded(model)
+    total = math.nan
+    if unbounded and model.__dict__.get("_alpha_positive_part"):  # the box is [0, inf) for all
+        alpha = np.maximum(alpha, 0.0)
+        total = float(alpha.sum())
+    if not math.isfinite(total):  # the general clip (also NaN and inf entries)
+        alpha = np.clip(np.nan_to_num(alpha), low, high)
+        total = float(alpha.sum())
     if not model.free_margin:
         return alpha
-    total = float(alpha.sum())
-    unbounded = _unbounded(model)
     if total > 1.0 or (total > 0.0 and unbounded):
         return alpha / total
     if total == 1.0:
@@ -197,8 +203,13 @@ def _unbounded(model: EmpiricalRisk) -> bool:
     """Whether every counted multiplier's box is unbounded above (kept on the model)."""
     cached = model.__dict__.get("_alpha_unbounded")
     if cached is None:
-        cached = bool(np.all(np.isinf(alpha_box(model)[1][model.costs > 0])))
+        low, high = alpha_box(model)
+        cached = bool(np.all(np.isinf(high[model.costs > 0])))
         object.__setattr__(model, "_alpha_unbounded", cached)
+        # every box [0, inf): the repair's clip is the positive part
+        object.__setattr__(
+            model, "_alpha_positive_part", bool(np.all(np.isinf(high)) and not low.any())
+        )
     return cached
 
 
@@ -266,8 +277,6 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     """
     inside = model._inside(solution)
     y = model.slope
-    objective = model.objective(solution)
-    enough = objective - 1e-12 * model.gap_scale(objective, None)
     candidates: list[NDArray[np.float64] | None] = []
     own = None
     if "alpha" in inside:  # the model's alpha is -theta for a margin loss, theta for a residual
@@ -276,6 +285,10 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     if own is None or model.is_linear:  # a kernel's second candidate costs a kernel product
         candidates.append(None)  # the derivative at the arguments, computed only when needed
     best = -math.inf
+    enough = math.inf  # a first candidate that closes the gap ends the search
+    if len(candidates) > 1:
+        objective = model.objective(solution)
+        enough = objective - 1e-12 * model.gap_scale(objective, None)
     for candidate in candidates:
         if candidate is None:
             candidate = -model.costs * model.losses.derivative(model.loss_argument(solution))

@@ -181,6 +181,22 @@ class L2SVM(EmpiricalRisk):
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)
+        self._check_labels()
+        check_positive(self.C, "C", self.name)
+        check_unit_weights(
+            self.data,
+            self.name,
+            "Its MEB dual (the fw, mfw and cvm drivers) has one ridge 1/C for every sample. "
+            "Use WeightedSVM (hinge loss, per-sample costs C * s_i), or repeat rows for "
+            "integer weights.",
+        )
+        super().__post_init__()
+        object.__setattr__(self, "kernel", self._kernel)
+
+    def _check_labels(self) -> None:
+        """DataError unless the labels are -1 and +1, both present (weights are all ones)."""
+        if self.__dict__.get("_labels_checked"):
+            return  # checked first, before EmpiricalRisk's own checks
         y = self._y
         bad = np.unique(y[(y != 1.0) & (y != -1.0)])
         if bad.size:
@@ -194,16 +210,7 @@ class L2SVM(EmpiricalRisk):
                     f"{self.name} needs both classes; class {label:+g} is missing from y "
                     f"(a single class: all {y.size} labels are {-label:+g})."
                 )
-        check_positive(self.C, "C", self.name)
-        check_unit_weights(
-            self.data,
-            self.name,
-            "Its MEB dual (the fw, mfw and cvm drivers) has one ridge 1/C for every sample. "
-            "Use WeightedSVM (hinge loss, per-sample costs C * s_i), or repeat rows for "
-            "integer weights.",
-        )
-        super().__post_init__()
-        object.__setattr__(self, "kernel", self._kernel)
+        object.__setattr__(self, "_labels_checked", True)
 
     @classmethod
     def examples(cls) -> tuple[L2SVM, ...]:
