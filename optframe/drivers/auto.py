@@ -19,9 +19,7 @@ In order, the first rule that applies:
    regression without a penalty), solved in its dual form (the default), with at least
    :data:`FN_MIN_SAMPLES` samples and fewer features than the ``fn`` back-end's row limit, when
    the caller passes no ``solver_options`` (they would be HiGHS's): the ``matrix:fn`` back-end
-   (:mod:`optframe.solvers.fn`; ``Choice.backend``), under
-   :class:`~optframe.drivers.AggregateDisaggregate` from :data:`FN_AID_MIN_SAMPLES` samples
-   and :data:`FN_AID_MIN_FEATURES` features, else under :class:`Direct`;
+   (:mod:`optframe.solvers.fn`; ``Choice.backend``) under :class:`Direct`;
 6. a linear model offering ``LinearBoxDual`` with :data:`DCD_MIN_SAMPLES` to
    :data:`DCD_MAX_SAMPLES` samples: :class:`~optframe.drivers.DCD`;
 7. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
@@ -62,12 +60,11 @@ DCD_MIN_SAMPLES, DCD_MAX_SAMPLES = 2_000, 100_000
 #: Samples from which Direct on ``fn`` takes the dual LP of a piecewise-linear loss: on LAD the
 #: fastest path measured from 1,000 rows, up to 1,000,000 x 10 and 50,000 x 50 (10x Direct on
 #: HiGHS and 3x AID on fn at 2,000 x 50, 1.8x AID on fn at 50,000 x 50, 2.4x at 1,000,000 x
-#: 10); below 1,000 rows not measured, Direct on HiGHS as before.
+#: 10); below 1,000 rows not measured, Direct on HiGHS as before. AID on fn is never picked:
+#: on a quiet machine Direct on fn was faster at every size (200,000 x 50: 1.54 s against
+#: 1.63 s, 200,000 x 100: 3.32 against 3.77, 1,000,000 x 50: 7.6 against 12.2); under a load
+#: of 2 to 4 AID on fn came out ahead by 1.1x to 1.3x at 200,000 x 50 and 100.
 FN_MIN_SAMPLES = 1_000
-#: From this many samples and features AID with fn for its aggregated LPs beats Direct on fn
-#: (LAD 200,000 x 50: 1.1x to 1.3x, 200,000 x 100: 1.1x, 1,000,000 x 50: 1.2x); with 10
-#: features Direct on fn stays 2x faster (200,000 and 1,000,000 rows), and at 50,000 x 50 1.8x.
-FN_AID_MIN_SAMPLES, FN_AID_MIN_FEATURES = 200_000, 50
 #: Samples from which AggregateDisaggregate beats Direct on a piecewise-linear loss (LAD:
 #: even at 10,000 x 10, 1.7x at 10,000 x 50, 5x at 50,000, 34x at 200,000 x 10).
 AID_MIN_SAMPLES = 10_000
@@ -118,11 +115,7 @@ def choose(model: Model, backend: str = "auto", solver_options: bool = False) ->
         return Choice(Direct(), f"the back-end {backend!r} was named")
     n = model.n_samples
     if not solver_options and _fn_takes_dual(model, n):
-        m = int(model.data.n_features)  # type: ignore[attr-defined]
         rule = f"the dual LP of a piecewise-linear loss with n = {n} >= {FN_MIN_SAMPLES}: fn"
-        if n >= FN_AID_MIN_SAMPLES and m >= FN_AID_MIN_FEATURES:
-            rule += f", in AID (n >= {FN_AID_MIN_SAMPLES}, m = {m} >= {FN_AID_MIN_FEATURES})"
-            return Choice(AggregateDisaggregate(), rule, backend="matrix:fn")
         return Choice(Direct(), rule, backend="matrix:fn")
     if not model.is_linear:
         if n >= SMO_MIN_SAMPLES and model.offers_structure(BoxQPDual):
@@ -145,8 +138,6 @@ __all__ = [
     "AID_MIN_SAMPLES_QP",
     "DCD_MAX_SAMPLES",
     "DCD_MIN_SAMPLES",
-    "FN_AID_MIN_FEATURES",
-    "FN_AID_MIN_SAMPLES",
     "FN_MIN_SAMPLES",
     "FW_MIN_SAMPLES",
     "SMO_MIN_SAMPLES",
