@@ -235,3 +235,24 @@ def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -
     cumulative = np.cumsum(c)
     k = int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))
     return float(v[min(k, v.size - 1)])
+
+
+def root_of_increasing(slope: Any, low: float, high: float, steps: int = 200) -> float:
+    """A root of a nondecreasing function ``slope`` of one variable, to the last digit.
+
+    The bracket ``[low, high]`` is widened by doubling until ``slope(low) <= 0 <= slope(high)``,
+    then halved until its midpoint is one of its ends (or ``steps`` halvings).
+    """
+    while slope(low) > 0.0:
+        low -= 2.0 * (high - low)
+    while slope(high) < 0.0:
+        high += 2.0 * (high - low)
+    for _ in range(steps):
+        middle = 0.5 * (low + high)
+        if not low < middle < high:
+            break
+        if slope(middle) < 0.0:
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high)

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from optframe.model import MatrixProblem, RawSolution
 
-from ._common import eye
+from ._common import eye, root_of_increasing
 from ._risk_losses import SampleLosses
 from ._risk_structures import best_intercept
 
@@ -373,20 +373,7 @@ def best_intercept_any(
         return float(c @ (q * loss.derivative(p + q * (f + b))))
 
     spread = float(np.max(np.abs(p - q * f), initial=0.0)) + 1.0
-    low, high = -spread, spread
-    while slope(low) > 0:
-        low -= 2.0 * (high - low)
-    while slope(high) < 0:
-        high += 2.0 * (high - low)
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if middle in (low, high):
-            break
-        if slope(middle) < 0:
-            low = middle
-        else:
-            high = middle
-    return 0.5 * (low + high)
+    return root_of_increasing(slope, -spread, spread)
 
 
 __all__ = ["best_intercept_any", "build_dual_cvxpy", "build_dual_matrix", "recover_dual"]

@@ -56,15 +56,11 @@ from numpy.typing import NDArray
 
 from optframe.capabilities import SimplexQP
 
-from ._common import scalar, vector
+from ._common import root_of_increasing, scalar, vector
 from ._risk_dual import loss_part
 
 if TYPE_CHECKING:
     from .empirical_risk import EmpiricalRisk
-
-#: Bisection steps of :func:`best_margin` for a loss that is not one one-sided quadratic
-#: (each halves the bracket; 200 reach the spacing of doubles from any finite bracket).
-BISECTION_STEPS = 200
 
 
 def one_sided_quadratic(model: EmpiricalRisk) -> tuple[float, float] | None:
@@ -110,24 +106,7 @@ def best_margin(model: EmpiricalRisk, margins: NDArray[np.float64]) -> float:
     def slope(r: float) -> float:
         return -float(c @ _derivative(losses, u - r, keep)) - 1.0
 
-    low, high = float(u.min()) - 1.0, float(u.max()) + 1.0
-    step = 1.0
-    while slope(low) > 0.0:
-        step *= 2.0
-        low -= step
-    step = 1.0
-    while slope(high) < 0.0:
-        step *= 2.0
-        high += step
-    for _ in range(BISECTION_STEPS):
-        middle = 0.5 * (low + high)
-        if not low < middle < high:
-            break
-        if slope(middle) < 0.0:
-            low = middle
-        else:
-            high = middle
-    return 0.5 * (low + high)
+    return root_of_increasing(slope, float(u.min()) - 1.0, float(u.max()) + 1.0)
 
 
 def _derivative(losses: Any, a: NDArray, keep: NDArray[np.bool_]) -> NDArray[np.float64]:
