@@ -13,7 +13,8 @@ Jobs (``job`` key), each on the same problem for every method:
   default; also in the other jobs), ``optframe direct ipm`` (the same with
   ``solver_options={"solver": "ipm"}``, the by-hand configuration), ``optframe direct fn``
   (Direct on the dual LP with optframe's Frisch-Newton back-end, ``backend="matrix:fn"``),
-  ``optframe aid fn`` (AID with fn for its aggregated LPs), ``optframe LP by highspy
+  ``optframe aid fn`` (AID with fn for its aggregated LPs), ``optframe direct piqp`` (Direct
+  on the dual LP with the PIQP back-end), ``optframe LP by highspy
   ipm`` (a diagnostic: the LP optframe builds, ``model.build("matrix", "dual")``, passed to
   highspy by hand, solve only), pyfixest's
   ``quantreg(quantile=0.5, method="pfn" | "fn", vcov="iid")``, highspy on the LAD dual LP
@@ -24,6 +25,7 @@ Jobs (``job`` key), each on the same problem for every method:
   \max(0, 1 - y_i f(x_i))` on ijcnn1's test file (91,701 x 22), C = 1. ``variant="bias"``:
   the bias as a feature (``X`` with a ones column, ``WeightedSVM(fit_intercept=False)``), which
   every tool solves exactly: ``optframe aid``, ``optframe dcd``, ``optframe default``,
+  ``optframe direct piqp`` (Direct on the PIQP back-end),
   LIBLINEAR (``LinearSVC(loss="hinge", dual=True, fit_intercept=False)``, tol 1e-4, its default,
   and 1e-6), ReHLine (``plqERM_Ridge(loss={"name": "svm"}, C=C)``, tol 1e-4, its default, and
   1e-6). ``variant="free"``: a free (unpenalized) intercept: ``optframe aid``, ``optframe smo``
@@ -115,6 +117,7 @@ LAD_METHODS = (
     "optframe direct ipm",
     "optframe direct fn",
     "optframe aid fn",
+    "optframe direct piqp",
     "optframe LP by highspy ipm",
     "pyfixest pfn",
     "pyfixest fn",
@@ -132,6 +135,7 @@ LINEAR_BIAS_METHODS = (
     "optframe aid",
     "optframe dcd",
     "optframe default",
+    "optframe direct piqp",
     "liblinear tol 1e-4",
     "liblinear tol 1e-6",
     "rehline tol 1e-4",
@@ -155,6 +159,7 @@ _LAD_PER_NM = {
     "optframe direct ipm": 3.6e-6,
     "optframe direct fn": 3e-7,
     "optframe aid fn": 3e-7,
+    "optframe direct piqp": 2e-6,
     "optframe LP by highspy ipm": 3.6e-6,
     "pyfixest pfn": 5e-7,
     "pyfixest fn": 5.4e-7,
@@ -167,6 +172,7 @@ _SVM_SECONDS = {
     ("svm-linear", "optframe aid"): 3.0,
     ("svm-linear", "optframe dcd"): 1.0,
     ("svm-linear", "optframe default"): 20.0,
+    ("svm-linear", "optframe direct piqp"): 30.0,
     ("svm-linear", "optframe smo"): 5.0,
     ("svm-linear", "libsvm SVC"): 130.0,
     ("svm-rbf", "optframe smo"): 10.0,
@@ -329,12 +335,12 @@ def one_thread() -> Iterator[None]:
             os.environ["OPTFRAME_THREADS"] = saved
 
 
-def _timed_solve(model: Any, driver: Any) -> tuple[Any, float]:
-    """``of.solve(model, driver, threads=1)`` and its wall seconds."""
+def _timed_solve(model: Any, driver: Any, backend: str = "auto") -> tuple[Any, float]:
+    """``of.solve(model, driver, backend=backend, threads=1)`` and its wall seconds."""
     import optframe as of
 
     start = time.perf_counter()
-    result = of.solve(model, driver=driver, threads=1)
+    result = of.solve(model, driver=driver, backend=backend, threads=1)
     return result, time.perf_counter() - start
 
 
@@ -394,7 +400,7 @@ def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
     if method.startswith("optframe"):
         driver = AggregateDisaggregate() if method.startswith("optframe aid") else "direct"
         options = {"solver": "ipm"} if method == "optframe direct ipm" else None
-        backend = "matrix:fn" if method.endswith(" fn") else "auto"
+        backend = {"fn": "matrix:fn", "piqp": "piqp"}.get(method.rsplit(" ", 1)[-1], "auto")
         start = time.perf_counter()
         if method == "optframe auto":  # solve()'s own default driver
             result = of.solve(model, threads=1)
@@ -449,9 +455,11 @@ def _linear_fit(method: str, variant: str, data: Any, C: float) -> dict[str, Any
             "optframe dcd": lambda: DCD(),
             "optframe smo": lambda: SMO(cache_bytes=CACHE_MB * 1024**2),
             "optframe default": lambda: "direct",
+            "optframe direct piqp": lambda: "direct",
             "optframe auto": lambda: "auto",
         }
-        result, seconds = _timed_solve(model, drivers[method]())
+        backend = "piqp" if method == "optframe direct piqp" else "auto"
+        result, seconds = _timed_solve(model, drivers[method](), backend)
         return _optframe_record(result, seconds, model)
     if method.startswith("liblinear"):
         fit = pm.liblinear_hinge(X, y, C, tol=float(method.split()[-1]))
