@@ -116,6 +116,39 @@ def highs_lad_dual(
     :math:`-y^\top\theta`). :math:`(\beta, b)` are minus the duals of its equality rows. The
     timer covers the assembly and the solve (what a user calling highspy by hand pays).
     """
+    start = time.perf_counter()
+    n, m = X.shape
+    A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
+    zeros = np.zeros(m + 1)
+    highs = _highs_model(A, -y, -np.ones(n), np.ones(n), zeros, zeros, solver, time_limit)
+    run_status = highs.run()
+    seconds = time.perf_counter() - start
+    status, row_dual = _highs_outcome(highs, run_status, m + 1)
+    info = highs.getInfo()
+    iterations = int(
+        max(info.ipm_iteration_count, info.simplex_iteration_count, info.pdlp_iteration_count)
+    )
+    return PeerFit(
+        solution={"beta": -row_dual[:m], "intercept": np.array([-row_dual[m]])},
+        seconds=seconds,
+        status=status,
+        tool_objective=-float(info.objective_function_value),
+        iterations=iterations,
+    )
+
+
+def _highs_model(
+    A: Any,
+    cost: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    solver: str,
+    time_limit: float | None = None,
+    offset: float = 0.0,
+) -> Any:
+    """A one-thread, quiet ``highspy.Highs`` holding the LP (``A`` in CSC), not yet run."""
     import highspy
 
     from optframe.c_output import hide_highs_banner
@@ -124,13 +157,11 @@ def highs_lad_dual(
     # HiGHS sizes one process-wide scheduler at its first run; another thread count makes run()
     # fail unless it is reset (optframe's back-end resets it the same way).
     highspy.Highs.resetGlobalScheduler(True)
-    n, m = X.shape
-    start = time.perf_counter()
-    A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, m + 1
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = -y, -np.ones(n), np.ones(n)
-    lp.row_lower_ = lp.row_upper_ = np.zeros(m + 1)
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.offset_ = float(offset)
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
     highs = highspy.Highs()
@@ -140,25 +171,20 @@ def highs_lad_dual(
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     highs.passModel(lp)
-    run_status = highs.run()
-    seconds = time.perf_counter() - start
-    status = highs.modelStatusToString(highs.getModelStatus())
+    return highs
+
+
+def _highs_outcome(highs: Any, run_status: Any, rows: int) -> tuple[str, np.ndarray]:
+    """HiGHS's model status as a lower-case word, and the row duals (NaN when there are none)."""
+    import highspy
+
+    status = highs.modelStatusToString(highs.getModelStatus()).lower().replace(" ", "_")
     if run_status == highspy.HighsStatus.kError:
         status = f"error ({status})"
     row_dual = np.asarray(highs.getSolution().row_dual, dtype=np.float64)
-    info = highs.getInfo()
-    iterations = int(
-        max(info.ipm_iteration_count, info.simplex_iteration_count, info.pdlp_iteration_count)
-    )
-    if row_dual.size != m + 1:
-        row_dual = np.full(m + 1, np.nan)
-    return PeerFit(
-        solution={"beta": -row_dual[:m], "intercept": np.array([-row_dual[m]])},
-        seconds=seconds,
-        status=status.lower().replace(" ", "_"),
-        tool_objective=-float(info.objective_function_value),
-        iterations=iterations,
-    )
+    if row_dual.size != rows:
+        row_dual = np.full(rows, np.nan)
+    return status, row_dual
 
 
 def highs_optframe_lp(model: Any, solver: str = "ipm") -> PeerFit:
@@ -169,36 +195,17 @@ def highs_optframe_lp(model: Any, solver: str = "ipm") -> PeerFit:
     only (the build is optframe's). :math:`(\beta, b)` are minus the duals of the equality rows,
     as in :func:`highs_lad_dual` (the two LPs have the same matrix and costs).
     """
-    import highspy
-
-    from optframe.c_output import hide_highs_banner
-
-    hide_highs_banner()
-    highspy.Highs.resetGlobalScheduler(True)
     problem = model.build("matrix", "dual").problem
     m = problem.n_rows - 1
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = problem.n_variables, problem.n_rows
-    lp.offset_ = float(problem.offset)
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = problem.c, problem.lower, problem.upper
-    lp.row_lower_, lp.row_upper_ = problem.row_lower, problem.row_upper
     A = problem.A.tocsc() if hasattr(problem.A, "tocsc") else problem.A
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
-    highs.setOptionValue("threads", 1)
-    highs.setOptionValue("solver", solver)
-    highs.passModel(lp)
+    highs = _highs_model(
+        A, problem.c, problem.lower, problem.upper, problem.row_lower, problem.row_upper,
+        solver, offset=float(problem.offset),
+    )  # fmt: skip
     start = time.perf_counter()
     run_status = highs.run()
     seconds = time.perf_counter() - start
-    status = highs.modelStatusToString(highs.getModelStatus()).lower().replace(" ", "_")
-    if run_status == highspy.HighsStatus.kError:
-        status = f"error ({status})"
-    row_dual = np.asarray(highs.getSolution().row_dual, dtype=np.float64)
-    if row_dual.size != m + 1:
-        row_dual = np.full(m + 1, np.nan)
+    status, row_dual = _highs_outcome(highs, run_status, m + 1)
     info = highs.getInfo()
     return PeerFit(
         solution={"beta": -row_dual[:m], "intercept": np.array([-row_dual[m]])},
