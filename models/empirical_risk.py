@@ -60,6 +60,10 @@ KINK_TOLERANCES = (1e-9, 1e-7, 1e-5, 1e-3, 1e-1)
 CLOSED = 1e-12
 
 
+class _Internal(dict):
+    """A solution under :class:`EmpiricalRisk`'s own names (``w``, ``alpha``), mapped once."""
+
+
 @register_model
 @dataclass(frozen=True, eq=False)
 class EmpiricalRisk(Model):
@@ -667,9 +671,18 @@ class EmpiricalRisk(Model):
         return self._publish(recover_dual(self, raw))
 
     def _inside(self, solution: Solution) -> Solution:
-        """``solution`` under the names this module computes with, ``w`` and ``alpha``."""
-        if (self.coef_key, self.dual_key) == ("w", "alpha"):
+        """``solution`` under the names this module computes with, ``w`` and ``alpha``, once.
+
+        The internal helpers call it again on what it returned; the mapping of a declaration
+        need not be idempotent (PULearning's multiplies ``alpha`` by the labels), so an
+        :class:`_Internal` solution is passed through as it is.
+        """
+        if isinstance(solution, _Internal):
             return solution
+        return _Internal(self._to_internal(solution))
+
+    def _to_internal(self, solution: Solution) -> dict[str, Any]:
+        """The declaration's solution names to ``w`` and ``alpha`` (a renaming here)."""
         names = {self.coef_key: "w", self.dual_key: "alpha"}
         return {names.get(key, key): value for key, value in solution.items()}
 

@@ -50,10 +50,6 @@ def best_bias(F: NDArray[np.float64], c1p: float, c2: float) -> float:
     return float(t[k])
 
 
-class _Inside(dict):
-    """A solution already under EmpiricalRisk's names (mapping it twice would flip signs)."""
-
-
 @register_model
 @dataclass(frozen=True, eq=False, init=False)
 class PULearning(EmpiricalRisk):
@@ -293,13 +289,9 @@ class PULearning(EmpiricalRisk):
         return self._U
 
     # -------------------------------------------------------------------------------- names
-    def _inside(self, solution: Solution) -> Solution:
+    def _to_internal(self, solution: Solution) -> dict[str, Any]:
         r"""EmpiricalRisk's names: its ``alpha`` is :math:`y \odot \alpha` (:math:`\sigma` on U)."""
-        if isinstance(solution, _Inside):
-            return solution
-        inside = _Inside(
-            (key, value) for key, value in solution.items() if key not in ("alpha", "sigma")
-        )
+        inside = {key: value for key, value in solution.items() if key not in ("alpha", "sigma")}
         if "alpha" in solution:
             inside["alpha"] = self._labels * vector(solution, "alpha", self.name)
         elif "sigma" in solution:
