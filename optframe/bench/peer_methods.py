@@ -120,7 +120,7 @@ def highs_lad_dual(
     n, m = X.shape
     A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
     zeros = np.zeros(m + 1)
-    highs = _highs_model(A, -y, -np.ones(n), np.ones(n), zeros, zeros, solver, time_limit)
+    highs = highs_model(A, -y, -np.ones(n), np.ones(n), zeros, zeros, solver, time_limit)
     run_status = highs.run()
     seconds = time.perf_counter() - start
     status, row_dual = _highs_outcome(highs, run_status, m + 1)
@@ -137,7 +137,7 @@ def highs_lad_dual(
     )
 
 
-def _highs_model(
+def highs_model(
     A: Any,
     cost: np.ndarray,
     lower: np.ndarray,
@@ -198,7 +198,7 @@ def highs_optframe_lp(model: Any, solver: str = "ipm") -> PeerFit:
     problem = model.build("matrix", "dual").problem
     m = problem.n_rows - 1
     A = problem.A.tocsc() if hasattr(problem.A, "tocsc") else problem.A
-    highs = _highs_model(
+    highs = highs_model(
         A, problem.c, problem.lower, problem.upper, problem.row_lower, problem.row_upper,
         solver, offset=float(problem.offset),
     )  # fmt: skip

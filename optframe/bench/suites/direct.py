@@ -97,13 +97,13 @@ def lad_lp_by_hand(X: np.ndarray, y: np.ndarray, form: str) -> tuple[dict[str, A
     """Assemble the LAD LP (with intercept) with scipy and pass it to highspy; return its result."""
     import highspy
 
+    from optframe.bench.peer_methods import highs_model
     from optframe.c_output import hide_highs_banner
 
     hide_highs_banner()  # HiGHS prints it from the first Highs() of a process; not timed
     n, m = X.shape
     inf = highspy.kHighsInf
     start = time.perf_counter()
-    lp = highspy.HighsLp()
     if form == "primal":
         identity = sp.identity(n, format="csc")
         A = sp.hstack([sp.csc_array(X), sp.csc_array(np.ones((n, 1))), identity, -identity])
@@ -116,16 +116,7 @@ def lad_lp_by_hand(X: np.ndarray, y: np.ndarray, form: str) -> tuple[dict[str, A
         A = sp.csc_array(np.vstack([X.T, np.ones((1, n))]))
         cost, lower, upper = -y, -np.ones(n), np.ones(n)
         row_lower = row_upper = np.zeros(m + 1)
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    solver = highspy.Highs()
-    solver.setOptionValue("output_flag", False)
-    solver.setOptionValue("threads", 1)
-    solver.setOptionValue("solver", HIGHS_SOLVER)
-    solver.passModel(lp)
+    solver = highs_model(A, cost, lower, upper, row_lower, row_upper, HIGHS_SOLVER)
     built = time.perf_counter()
     solver.run()
     objective = solver.getInfo().objective_function_value
