@@ -338,12 +338,36 @@ def simplex_qp(model: EmpiricalRisk) -> SimplexQP:
     assert quadratic is not None
     s, t = quadratic
     l2, c = model.penalty_term.l2, float(model.costs[0])
+    ridge = l2 / (c * s * s)
     return SimplexQP(
         X=model.data.X,
         sign=model.slope.copy(),
         kernel=model._kernel,
-        ridge=l2 / (c * s * s),
+        ridge=ridge,
         recover=lambda alpha: solution_at(model, alpha),
         scale=-0.5 / l2,
         offset=-t / s,
+        objective=lambda alpha, scores: objective_at(model, alpha, scores, ridge),
     )
+
+
+def objective_at(
+    model: EmpiricalRisk, alpha: NDArray[np.float64], scores: NDArray[np.float64], ridge: float
+) -> float:
+    r"""The objective at :func:`solution_at` ``(model, alpha)`` from :math:`\tilde K\alpha`.
+
+    :math:`(\tilde K\alpha)_i = q_i\bigl((Kv)_i + \mathbf 1^\top v\bigr) + \text{ridge}\,
+    \alpha_i`, so :math:`Kv` (and :math:`f - b = Kv/\rho_2`) needs no kernel pass. Evaluated at
+    ``alpha`` as given (the repair of :func:`solution_at` moves a point of the simplex by
+    rounding only).
+    """
+    alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
+    q, l2 = model.slope, model.penalty_term.l2
+    v = q * alpha
+    total = float(v.sum())
+    Kv = q * (np.asarray(scores, dtype=np.float64) - ridge * alpha) - total
+    f, b = Kv / l2, total / l2
+    a = model.offset + q * (f + b)
+    r = best_margin(model, q * (f + b))
+    penalty = float(v @ Kv) / (2.0 * l2) + 0.5 * l2 * b * b
+    return penalty + float(model.costs @ model._losses.value(a - r)) - r

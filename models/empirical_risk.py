@@ -21,6 +21,7 @@ from optframe.capabilities import (
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
 from optframe.errors import DataError, ModelError
+from optframe.kernel_sums import kernel_times
 from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
 from optframe.losses import PLQLoss
 from optframe.model import Formulation, Model, ProblemClass, RawSolution, Solution
@@ -56,6 +57,9 @@ from ._risk_structures import box_qp_dual, linear_box_dual, signs
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
 KINK_TOLERANCES = (1e-9, 1e-7, 1e-5, 1e-3, 1e-1)
+# kernel values (rows x support) from which kernel_values runs compiled (below: numpy blocks,
+# nothing to compile)
+COMPILED_SUMS_FROM = 4_000_000
 #: A candidate within this relative distance of the objective ends the search for a bound.
 CLOSED = 1e-12
 
@@ -412,8 +416,17 @@ class EmpiricalRisk(Model):
         return self._kernel.matrix(self.data.X)
 
     def kernel_values(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:math:`K v` at the training rows, a block of rows at a time."""
+        """:math:`K v` at the training rows, a block of rows at a time.
+
+        From ``COMPILED_SUMS_FROM`` kernel values on, by the compiled sums of
+        :func:`optframe.kernel_sums.kernel_times` (the RBF, linear and polynomial kernels;
+        w8a, 49,749 rows and 11,000 non-zeros in ``v``: 0.13 s against 1.9 s by numpy blocks).
+        """
         support = np.flatnonzero(v)
+        if self.data.n_samples * support.size >= COMPILED_SUMS_FROM:
+            Kv = kernel_times(self._kernel, self.data.X, np.asarray(v, dtype=np.float64))
+            if Kv is not None:
+                return Kv
         return kernel_product(self._kernel, self.data.X, self.data.X[support], v[support])
 
     @property
@@ -533,6 +546,14 @@ class EmpiricalRisk(Model):
                 f"{kind.__name__} is derived for one loss without an affine part; got {loss!r} "
                 "(a loss per label or an affine part offers BoxQPDual)"
             )
+        if self.extended and kind is BoxQPDual:  # the SimplexQP's pair-step form
+            reason = simplex_qp_refusal(self)
+            if reason is None:
+                return None
+            return (
+                "BoxQPDual is derived without a free margin or a penalized intercept; with them "
+                f"it is the SimplexQP's, which this model does not offer: {reason}"
+            )
         if self.extended and kind is not SimplexQP:  # also PiecewiseLinearSampleLoss's members
             return (
                 f"{kind.__name__} is derived without a free margin or a penalized intercept; "
@@ -582,7 +603,7 @@ class EmpiricalRisk(Model):
         if kind is PiecewiseLinearSampleLoss:
             return PiecewiseLinearSampleLoss(self, aggregate=self.aggregate)
         if kind is BoxQPDual:
-            return box_qp_dual(self)
+            return simplex_qp(self).box_qp() if self.extended else box_qp_dual(self)
         return linear_box_dual(self)
 
     # ------------------------------------------------------ piecewise-linear sample structure

@@ -72,12 +72,21 @@ class BoxQPDual(Structure):
         \min_x \; \Phi(x) = \tfrac12 x^\top Q x + c^\top x + \sum_i h_i(x_i)
         \quad\text{s.t.}\quad a^\top x = b, \quad 0 \le x_i \le u_i,
 
-    with :math:`Q_{ij} = a_i a_j k(z_i, z_j)`, :math:`a_i = \pm 1` and
+    with :math:`a_i = \pm 1`,
+
+    .. math::
+
+        Q_{ij} = a_i a_j r_i r_j \bigl(k(z_i, z_j) + \text{kernel\_shift}\bigr)
+        + \delta_{ij}\, \text{ridge},
+
+    :math:`r_i = \pm 1` (``row_sign``, default 1) and
     :math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)` (convex:
     :math:`s^-_i \le s^+_i`; no kink when they are equal). The model's optimum is
-    :math:`-\min \Phi + \text{bound\_offset}`, so :math:`-\Phi(x) + \text{bound\_offset}` is a lower
-    bound for every feasible :math:`x`. The WeightedSVM dual has no kinks; the PULearning reduced
-    dual has one at :math:`c_2/2`.
+    :math:`-\text{bound\_scale} \cdot \min \Phi + \text{bound\_offset}`, so
+    :math:`-\text{bound\_scale} \cdot \Phi(x) + \text{bound\_offset}` is a lower bound for every
+    feasible :math:`x`. The WeightedSVM dual has no kinks and :math:`Q_{ij} = y_i y_j k_{ij}`;
+    the PULearning reduced dual has a kink at :math:`c_2/2`; a :class:`SimplexQP` is one with
+    :math:`a = 1`, :math:`r = y`, shift 1 and its ridge (:meth:`SimplexQP.box_qp`).
 
     Parameters
     ----------
@@ -101,6 +110,12 @@ class BoxQPDual(Structure):
     objective : callable ``(x, gradient) -> float``, optional
         The model's objective at ``recover(x, gradient)``, cheaply from the gradient (the SVM's
         in O(n log n)); without it a driver evaluates the model's objective at the solution.
+    row_sign : array (n,), optional
+        :math:`r` (default: ones).
+    kernel_shift, ridge : float
+        The constant added to the kernel and the diagonal term of :math:`Q` (default 0).
+    bound_scale : float
+        See above (> 0; default 1).
     """
 
     X: Any
@@ -118,11 +133,39 @@ class BoxQPDual(Structure):
     objective: Callable[[NDArray[np.float64], NDArray[np.float64]], float] | None = field(
         default=None, repr=False
     )
+    row_sign: NDArray[np.float64] | None = None
+    kernel_shift: float = 0.0
+    ridge: float = 0.0
+    bound_scale: float = 1.0
 
     @property
     def n(self) -> int:
         """Number of variables."""
         return int(self.sign.shape[0])
+
+    @property
+    def plain(self) -> bool:
+        """Whether :math:`Q_{ij} = a_i a_j k(z_i, z_j)` (no row sign, shift or ridge)."""
+        return (
+            (self.row_sign is None or bool(np.all(self.row_sign == 1.0)))
+            and self.kernel_shift == 0.0
+            and self.ridge == 0.0
+        )
+
+    @classmethod
+    def refusal_by_members(cls, model: Model) -> str | None:
+        """``None`` when ``model`` offers a :class:`SimplexQP` with a negative scale."""
+        if model.offers_structure(SimplexQP):
+            scale = model.structure(SimplexQP).scale
+            if scale < 0.0:
+                return None
+            return f"its SimplexQP has scale {scale:g} >= 0 (a minimization: no lower bound)"
+        return super().refusal_by_members(model)
+
+    @classmethod
+    def from_members(cls, model: Model) -> BoxQPDual:
+        """The box QP of the model's :class:`SimplexQP` (:meth:`SimplexQP.box_qp`)."""
+        return model.structure(SimplexQP).box_qp()
 
 
 # --- a kernel quadratic on the unit simplex (FW, MFW, PFW, CVM) ---------------------------------
@@ -155,6 +198,10 @@ class SimplexQP(Structure):
         The model's solution at a point of the simplex.
     scale, offset : float
         The map from :math:`R^\star` to the model's optimal value.
+    objective : callable ``(alpha, s) -> float``, optional
+        The model's objective at ``recover(alpha)`` from :math:`s = \tilde K\alpha`, without a
+        kernel pass (drivers use it for their own stopping decisions; the certificate
+        evaluates the model itself).
     """
 
     X: Any
@@ -164,11 +211,56 @@ class SimplexQP(Structure):
     recover: Callable[[NDArray[np.float64]], Recovered] = field(repr=False)
     scale: float = 1.0
     offset: float = 0.0
+    objective: Callable[[NDArray[np.float64], NDArray[np.float64]], float] | None = field(
+        default=None, repr=False
+    )
 
     @property
     def n(self) -> int:
         """Number of points m."""
         return int(np.asarray(self.sign).shape[0])
+
+    def box_qp(self) -> BoxQPDual:
+        r"""The same problem as a :class:`BoxQPDual` (pair steps on the simplex).
+
+        :math:`\Phi(\alpha) = \tfrac12 \alpha^\top \tilde K \alpha = R(\alpha)/2` with the
+        equality row :math:`1^\top \alpha = 1` and the box :math:`0 \le \alpha \le 1`; the
+        model's value ``scale * R + offset`` is :math:`-\text{bound\_scale}\cdot\Phi +
+        \text{offset}` with bound_scale :math:`= -2\,\text{scale}`, a lower bound at every
+        feasible point when the scale is negative (a maximized dual, as the L2-SVM's). The start
+        puts weight 1/2 on the first point of each sign (1 on the first point when all signs
+        agree), so the first gradient costs two kernel columns.
+        """
+        if not self.scale < 0.0:
+            raise ModelError(
+                f"a SimplexQP with scale {self.scale:g} >= 0 is a minimization: its values "
+                "are upper bounds, not the lower bounds a BoxQPDual gives"
+            )
+        sign = np.asarray(self.sign, dtype=np.float64).reshape(-1)
+        n = sign.shape[0]
+        start = np.zeros(n)
+        firsts = [int(np.argmax(sign == value)) for value in (1.0, -1.0) if np.any(sign == value)]
+        start[firsts] = 1.0 / len(firsts)
+        recover, objective = self.recover, self.objective
+        return BoxQPDual(
+            X=self.X,
+            kernel=self.kernel,
+            sign=np.ones(n),
+            linear=np.zeros(n),
+            upper=np.ones(n),
+            rhs=1.0,
+            kink=np.zeros(n),
+            slope_below=np.zeros(n),
+            slope_above=np.zeros(n),
+            recover=lambda x, gradient: recover(x),
+            bound_offset=float(self.offset),
+            start=start,
+            objective=None if objective is None else (lambda x, gradient: objective(x, gradient)),
+            row_sign=sign.copy(),
+            kernel_shift=1.0,
+            ridge=float(self.ridge),
+            bound_scale=-2.0 * float(self.scale),
+        )
 
 
 # --- a linear model's dual over a box, without equality row (DCD, DVI/SSNSV/ESSNSV screening) ---

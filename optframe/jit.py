@@ -217,6 +217,7 @@ def _warm_up(pending: dict[Hashable, tuple[Runs, Any]], verbose: bool, start: fl
     ``verbose`` prints a line before (when numba's cache holds none of these kernels) and after;
     :func:`announce` the same, the second line only when it took a second or more.
     """
+    from optframe import kernel_sums
     from optframe.solve import solve
 
     if (verbose or _ANNOUNCE) and not _cache_is_warm(pending):
@@ -225,6 +226,7 @@ def _warm_up(pending: dict[Hashable, tuple[Runs, Any]], verbose: bool, start: fl
         try:
             for driver, model in runs(asking):
                 solve(model, driver=driver)
+            kernel_sums.warm_up()  # the certificate's kernel products on large data
         except Exception as exc:  # the real run then compiles what it needs
             failures[key] = f"{type(exc).__name__}: {exc}"
             logger.debug("warm-up of %s failed: %s", key, failures[key])

@@ -12,9 +12,11 @@ In order, the first rule that applies:
 2. a back-end named by the caller (``backend != "auto"``): :class:`~optframe.drivers.Direct` on
    it, as asked;
 3. a kernel model (not linear) offering ``BoxQPDual`` with at least :data:`SMO_MIN_SAMPLES`
-   samples: :class:`~optframe.drivers.SMO` (Direct's dual forms the n x n Gram matrix);
-4. a kernel model offering ``SimplexQP`` with at least :data:`FW_MIN_SAMPLES` samples:
-   :class:`~optframe.drivers.MFW`;
+   samples: :class:`~optframe.drivers.SMO` (Direct's dual forms the n x n Gram matrix); a
+   ``SimplexQP`` (the L2-SVM) offers its ``BoxQPDual`` too, and SMO certifies it where MFW
+   stops at its radius rule (a9a, w8a, ijcnn1: ``docs/results/peers.md``);
+4. a kernel model offering ``SimplexQP`` (with a scale that rules out its box QP) with at least
+   :data:`FW_MIN_SAMPLES` samples: :class:`~optframe.drivers.MFW`;
 5. a linear LP offering ``PiecewiseLinearSampleLoss`` with a convex loss (LAD, quantile
    regression without a penalty), solved in its dual form (the default), with at least
    :data:`FN_MIN_SAMPLES` samples and fewer features than the ``fn`` back-end's row limit, when

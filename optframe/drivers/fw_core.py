@@ -36,8 +36,8 @@ import numba
 import numpy as np
 
 from optframe.drivers.kernel_cache import cache_slots, lru_index, lru_slot
-from optframe.drivers.smo_core import exp_neg
-from optframe.drivers.smo_core import kernel_from_dot as _kernel
+from optframe.kernel_sums import exp_neg
+from optframe.kernel_sums import kernel_from_dot as _kernel
 
 INF = math.inf
 

@@ -7,8 +7,13 @@ The problem (see :class:`~optframe.drivers.smo.BoxQPDual`) is
     \min_x \; \tfrac12 x^\top Q x + c^\top x + \sum_i h_i(x_i)
     \quad\text{s.t.}\quad a^\top x = b, \quad 0 \le x \le u,
 
-with :math:`a_i = \pm 1`, :math:`Q_{ij} = a_i a_j k(z_i, z_j)` and
-:math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)`. A pair step moves
+with :math:`a_i = \pm 1`, :math:`Q = \operatorname{diag}(a) M \operatorname{diag}(a)` and
+:math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)`. The steps read rows of
+:math:`M_{ij} = r_i r_j (k(z_i, z_j) + \text{shift}) + \delta_{ij}\,\text{ridge}`
+(``terms = (r, shift, ridge, plain)``, :math:`r_i = \pm 1`): the SVM duals have :math:`M = K`
+(``plain``); the simplex QP of the L2-SVM has :math:`a = 1` and :math:`r = y`, shift 1 and ridge
+:math:`1/C`, so that :math:`Q_{ij} = y_i y_j (k_{ij} + 1) + \delta_{ij}/C` while the equality
+row is :math:`1^\top x = 1`. A pair step moves
 :math:`x_i \mathrel{+}= a_i t`, :math:`x_j \mathrel{-}= a_j t`, which keeps :math:`a^\top x`. With
 :math:`G = Qx + c`, the steepest rates are
 
@@ -49,6 +54,7 @@ from numba import types
 from numba.extending import overload
 
 from optframe.drivers.kernel_cache import clear_cache, lru_slot
+from optframe.kernel_sums import exp_neg
 
 INF = math.inf
 
@@ -57,59 +63,6 @@ CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE = 0, 1, 2, 3, 4, 5, 6
 N_COUNTERS = 7
 
 ROW_BLOCK = 2048  # positions per block of a kernel row (the unit of parallel work)
-K_BLOCK = 128  # rows per block of the bulk gradient (dense points)
-L_BLOCK = 2048  # support points per block of the bulk gradient
-SPARSE_BLOCK = 128  # rows per block of the bulk gradient on CSR points
-
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-_ROUND = 6755399441055744.0  # 1.5 * 2**52: x + _ROUND - _ROUND rounds x to an integer
-
-
-@numba.njit(cache=True, inline="always")
-def kernel_from_dot(dot, sqn_i, sqn_j, kind, gamma, coef0, degree):
-    """The kernel from <z_i, z_j>: 0 linear, 1 RBF, 2 polynomial."""
-    if kind == 0:
-        return dot
-    if kind == 1:
-        return math.exp(-gamma * max(sqn_i + sqn_j - 2.0 * dot, 0.0))
-    return (gamma * dot + coef0) ** degree
-
-
-@numba.njit(cache=True, fastmath={"contract"})
-def exp_neg(out, gamma, bits):
-    r"""``out[j] = exp(-gamma * out[j])`` for ``out >= 0`` (vectorized; within 1 ulp of libm).
-
-    Cody-Waite reduction :math:`e^v = 2^k e^r`, :math:`|r| \le \ln 2 / 2`, Taylor polynomial of
-    degree 13 (truncation below 1e-17), :math:`2^k` built in the exponent bits (``bits``: int64
-    scratch of ``len(out)``). Values below :math:`e^{-708}` (subnormal range) become 0.
-    """
-    m = out.shape[0]
-    scale = bits.view(np.float64)
-    for j in range(m):
-        v = -gamma * out[j]
-        w = max(v, -708.0)
-        k = (w * _LOG2E + _ROUND) - _ROUND
-        r = (w - k * _LN2_HI) - k * _LN2_LO
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
-        bits[j] = ((np.int64(k) + 1023) << 52) if v >= -708.0 else 0
-        out[j] = p
-    for j in range(m):
-        out[j] *= scale[j]
 
 
 @numba.njit(cache=True, fastmath={"contract"})
@@ -230,11 +183,18 @@ def _one_block(i, q, Z, sqn, kind, gamma, coef0, degree, m, out, b):
         _dense_block(q, Z[0], lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
 
 
-@numba.njit(cache=True)
-def get_row(i, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp, counters, buf,
-            parallel):  # fmt: skip
-    """Kernel row of position i over the active positions: from the LRU cache or computed.
+def plain_terms(n):
+    """The ``terms`` of a matrix that is the kernel itself: signs 1, no shift, no ridge."""
+    return (np.ones(n), 0.0, 0.0, True)
 
+
+@numba.njit(cache=True)
+def get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner, stamp, counters,
+            buf, parallel):  # fmt: skip
+    r"""Row i of the steps' matrix over the active positions: from the LRU cache or computed.
+
+    The matrix is :math:`M_{ip} = r_i r_p (k(z_i, z_p) + 	ext{shift}) + \delta_{ip}\,
+        ext{ridge}` with ``terms = (r, shift, ridge, plain)`` (``plain``: the kernel itself).
     Float64 rows are computed in their slot; float32 rows in ``buf`` (float64), then rounded.
     """
     counters[CLOCK] += 1
@@ -242,7 +202,15 @@ def get_row(i, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp, 
     if hit:
         counters[HITS] += 1
         return rows[s]
-    _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, counters[ACTIVE], rows, s, buf, parallel)
+    m = counters[ACTIVE]
+    _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel)
+    r, shift, ridge, plain = terms
+    if not plain:
+        row = rows[s]
+        ri = r[i]
+        for p in range(m):
+            row[p] = ri * r[p] * (row[p] + shift)
+        row[i] += ridge
     counters[ROWS] += 1
     return rows[s]
 
@@ -276,122 +244,6 @@ def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, para
 
 
 # ----------------------------------------------------------------------------- bulk gradient
-@numba.njit(cache=True, fastmath={"contract", "reassoc"})
-def _dot(u, v):
-    total = 0.0
-    for t in range(u.shape[0]):
-        total += u[t] * v[t]
-    return total
-
-
-@numba.njit(cache=True)
-def _from_dots(D, sqn_k, sqn_l, kind, gamma, coef0, degree, bits):
-    """Kernel values in place from the inner products ``D`` (rows k, columns l)."""
-    for r in range(D.shape[0]):
-        row = D[r]
-        if kind == 1:
-            s = sqn_k[r]
-            for t in range(row.shape[0]):
-                row[t] = max(s + sqn_l[t] - 2.0 * row[t], 0.0)
-            exp_neg(row, gamma, bits[: row.shape[0]])
-        elif kind == 2:
-            for t in range(row.shape[0]):
-                row[t] = (gamma * row[t] + coef0) ** degree
-
-
-@numba.njit(cache=True, parallel=True)
-def gradient(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
-    r"""``G[k] = c_k + a_k \sum_{l: x_l \ne 0} a_l x_l k(z_k, z_l)`` for ``lo <= k < hi``.
-
-    ``Z = (X, indptr, indices, values, scratch)`` with dense points as the rows of ``X`` (n, d).
-    Linear kernel: :math:`w = \sum_l a_l x_l z_l`, then :math:`G_k = c_k + a_k z_k^\top w`
-    (O(nnz)). Other kernels, dense points: blocks of ``K_BLOCK`` rows against ``L_BLOCK``
-    support points, the inner products by BLAS (``np.dot``; the caller limits BLAS to one
-    thread), O((hi - lo) |support| d). CSR points: one point at a time against the support's
-    columns (as in :func:`_sparse_block`). Each ``G[k]`` is summed by one thread in a fixed
-    order, so the result does not depend on the number of threads.
-    """
-    X, indptr, indices, values, scratch = Z
-    sparse = indptr.shape[0] > 0
-    d = scratch.shape[0] if sparse else X.shape[1]
-    support = np.flatnonzero(x)
-    s = support.shape[0]
-    v = np.empty(s)
-    sqs = np.empty(s)
-    for t in range(s):
-        v[t] = a[support[t]] * x[support[t]]
-        sqs[t] = sqn[support[t]]
-    if kind == 0:
-        w = np.zeros(d)
-        for t in range(s):
-            ell = support[t]
-            if sparse:
-                for p in range(indptr[ell], indptr[ell + 1]):
-                    w[indices[p]] += v[t] * values[p]
-            else:
-                for f in range(d):
-                    w[f] += v[t] * X[ell, f]
-        for k in numba.prange(lo, hi):
-            dot = 0.0
-            if sparse:
-                for p in range(indptr[k], indptr[k + 1]):
-                    dot += values[p] * w[indices[p]]
-            else:
-                for f in range(d):
-                    dot += X[k, f] * w[f]
-            G[k] = c[k] + a[k] * dot
-        return
-    if sparse:
-        # The support's points by columns, so a point's products with all of them cost the
-        # support's non-zeros in its own columns (see _sparse_block).
-        colptr = np.zeros(d + 1, dtype=np.int64)
-        for t in range(s):
-            for p in range(indptr[support[t]], indptr[support[t] + 1]):
-                colptr[indices[p] + 1] += 1
-        for f in range(d):
-            colptr[f + 1] += colptr[f]
-        fill = colptr[:-1].copy()
-        rowpos = np.empty(colptr[d], dtype=np.int64)
-        colval = np.empty(colptr[d])
-        for t in range(s):
-            for p in range(indptr[support[t]], indptr[support[t] + 1]):
-                q = fill[indices[p]]
-                rowpos[q] = t
-                colval[q] = values[p]
-                fill[indices[p]] = q + 1
-        n_blocks = (hi - lo + SPARSE_BLOCK - 1) // SPARSE_BLOCK
-        for b in numba.prange(n_blocks):
-            dots = np.empty((1, s))
-            bits = np.empty(s, dtype=np.int64)
-            for k in range(lo + b * SPARSE_BLOCK, min(hi, lo + (b + 1) * SPARSE_BLOCK)):
-                out = dots[0]
-                out[:] = 0.0
-                for p in range(indptr[k], indptr[k + 1]):
-                    xf = values[p]
-                    for q in range(colptr[indices[p]], colptr[indices[p] + 1]):
-                        out[rowpos[q]] += xf * colval[q]
-                _from_dots(dots, sqn[k : k + 1], sqs, kind, gamma, coef0, degree, bits)
-                G[k] = c[k] + a[k] * _dot(out, v)
-        return
-    XS = np.empty((s, d))
-    for t in range(s):
-        XS[t] = X[support[t]]
-    n_blocks = (hi - lo + K_BLOCK - 1) // K_BLOCK
-    for b in numba.prange(n_blocks):
-        k0 = lo + b * K_BLOCK
-        k1 = min(hi, k0 + K_BLOCK)
-        bits = np.empty(L_BLOCK, dtype=np.int64)
-        totals = np.zeros(k1 - k0)
-        for l0 in range(0, s, L_BLOCK):
-            l1 = min(s, l0 + L_BLOCK)
-            D = np.dot(X[k0:k1], XS[l0:l1].T)
-            _from_dots(D, sqn[k0:k1], sqs[l0:l1], kind, gamma, coef0, degree, bits)
-            for r in range(k1 - k0):
-                totals[r] += _dot(D[r], v[l0:l1])
-        for r in range(k1 - k0):
-            G[k0 + r] = c[k0 + r] + a[k0 + r] * totals[r]
-
-
 # ------------------------------------------------------------------------ rates and selection
 # The helpers take scalars: numba passes whole array structs to non-inlined calls, which made
 # the O(n) scans 50 times slower than with scalar arguments.
@@ -776,7 +628,7 @@ def _shrink(NG, up_off, low, gmax, gmin, m):
 # ----------------------------------------------------------------------------------- loop
 @numba.njit(cache=True)
 def run_chunk(
-    Z, sqn, kind, gamma, coef0, degree,
+    Z, sqn, kind, gamma, coef0, degree, terms,
     diag, a, c, u, kink, sb, sa,
     x, G, perm, work, rows, slot_of, owner, stamp, counters, buf,
     tol, n_iter, second, paper, shrinking, shrink_every, eps_snap, parallel,
@@ -786,14 +638,15 @@ def run_chunk(
     code: 0 budget used, 1 tau-optimal on all variables, 2 stalled (no decrease possible),
     3 tau-optimal on the active set while some variables are shrunk (the caller recomputes the
     gradient and calls again with ``counters[ACTIVE] = n``). ``work`` (5, n) is scratch. Inside,
-    the state is :math:`NG = -a \circ G`; ``G`` is written back on return.
+    the state is :math:`NG = -a \circ G`; ``G`` is written back on return. ``terms`` gives the
+    rows of :math:`M` (see :func:`get_row`); its sign vector is permuted with the positions.
     """
     n = x.shape[0]
     up_off, low_off, low, NG, Gp = work[0], work[1], work[2], work[3], work[4]
     for k in range(n):
         NG[k] = -a[k] * G[k]
     result = _steps(
-        Z, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
+        Z, sqn, kind, gamma, coef0, degree, terms, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
         up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
         paper, shrinking, shrink_every, eps_snap, parallel,
     )  # fmt: skip
@@ -804,7 +657,7 @@ def run_chunk(
 
 @numba.njit(cache=True)
 def _steps(
-    Z, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
+    Z, sqn, kind, gamma, coef0, degree, terms, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
     up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
     paper, shrinking, shrink_every, eps_snap, parallel,
 ):  # fmt: skip
@@ -829,24 +682,25 @@ def _steps(
                 counters[SINCE_SHRINK] = 0
                 order, kept = _shrink(NG, up_off, low, gmax, gmin, m)
                 if kept < m:
-                    vectors = (sqn, diag, a, c, u, kink, sb, sa, x, G, NG, up_off, low_off)
+                    vectors = (sqn, diag, a, c, u, kink, sb, sa, x, G, NG, up_off, low_off,
+                               terms[0])  # fmt: skip
                     permute(order, Z, vectors, perm)
                     m = kept
                     counters[ACTIVE] = m
                     counters[N_SHRUNK] = n - m
                     clear_cache(slot_of, owner, stamp)
                     gmax, i, gmin, j = scan(NG, up_off, low_off, low, m)
-        row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp,
-                        counters, buf, parallel)  # fmt: skip
+        row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
+                        stamp, counters, buf, parallel)  # fmt: skip
         if second and not paper:
             _, jj = second_order(low, diag, row_i, gmax, diag[i], m)
             if jj >= 0:
                 j = jj
-        row_j = get_row(j, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp,
-                        counters, buf, parallel)  # fmt: skip
+        row_j = get_row(j, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
+                        stamp, counters, buf, parallel)  # fmt: skip
         if slot_of[i] < 0:  # evicted (only with a two-row cache): fetch it back
-            row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, rows, slot_of, owner, stamp,
-                            counters, buf, parallel)  # fmt: skip
+            row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
+                            stamp, counters, buf, parallel)  # fmt: skip
         eta = diag[i] + diag[j] - 2.0 * row_i[j]
         gi, gj = -a[i] * NG[i], -a[j] * NG[j]
         t, phi = pair_step(

@@ -215,8 +215,9 @@ def _subproblem(
     counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
     counters[core.ACTIVE] = q
     buf = np.empty(q)
+    terms = (np.ones(q), 0.0, 0.0, True)
     code, steps, _, dphi = core._steps(
-        Zb, sqnB, 0, 0.0, 0.0, 1.0, diagB, aB, cB, uB, kB, sbB, saB, xB, GB, NGB, GpB, permB,
+        Zb, sqnB, 0, 0.0, 0.0, 1.0, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB, NGB, GpB, permB,
         up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
         False, True, min(q, every), eps_snap, False,
     )  # fmt: skip

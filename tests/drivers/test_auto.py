@@ -45,7 +45,7 @@ def test_the_rules():
     rbf = RBF(gamma=0.5)
     assert picked(WeightedSVM(KERNEL_SVM, kernel=rbf)) == "smo"
     assert picked(WeightedSVM(KERNEL_SVM.subset(np.arange(100)), kernel=rbf)) == "direct"
-    assert picked(L2SVM(KERNEL_SVM, kernel=rbf)) == "mfw"
+    assert picked(L2SVM(KERNEL_SVM, kernel=rbf)) == "smo"  # its simplex QP as a box QP
     assert picked(WeightedSVM(KERNEL_SVM)) == "direct"  # linear, below AID's size
     linear = make_classification_svm(auto.DCD_MIN_SAMPLES, 3, random_state=0)
     assert picked(WeightedSVM(linear, fit_intercept=False)) == "dcd"  # a box dual

@@ -16,6 +16,7 @@ from optframe.drivers import SMO
 from optframe.drivers import smo_core as core
 from optframe.drivers.smo import BoxQPDual, _kernel_code, points, row_points
 from optframe.errors import IncompatibleDriver, ModelError
+from optframe.kernel_sums import kernel_sums
 from optframe.kernels import RBF, Linear, Polynomial
 from optframe.models import PULearning, WeightedSVM
 
@@ -293,7 +294,9 @@ def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
     full = kernel.matrix(X)
     buf = np.empty(n)
     for i in [0, 5, 7, 0, 9, 5, 29]:  # hits and LRU evictions
-        row = core.get_row(i, Z, sqn, *code, rows, slot_of, owner, stamp, counters, buf, False)
+        row = core.get_row(
+            i, Z, sqn, *code, core.plain_terms(n), rows, slot_of, owner, stamp, counters, buf, False
+        )
         np.testing.assert_allclose(row, full[i], rtol=1e-12, atol=1e-12)
     assert counters[core.ROWS] == 6  # the second 0 was a hit; 5 was evicted before its reuse
     assert counters[core.HITS] == 1
@@ -358,7 +361,7 @@ def test_bulk_gradient_matches_kernel_and_ignores_threads(rng, kernel, sparse):
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
             G = np.full(n, np.nan)
-            core.gradient(Z, sqn, *_kernel_code(kernel), a, c, x, 40, n, G)
+            kernel_sums(Z, sqn, *_kernel_code(kernel), a, c, x, 40, n, G)
         finally:
             numba.set_num_threads(before)
         assert np.isnan(G[:40]).all()

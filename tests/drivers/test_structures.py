@@ -102,7 +102,7 @@ OFFERS = [
     (WeightedSVM(SVM_DATA, fit_intercept=False), {PiecewiseLinearSampleLoss, LinearBoxDual}),
     (WeightedSVM(SVM_DATA, kernel=RBF(gamma=1.0)), {PiecewiseLinearSampleLoss, BoxQPDual}),
     (PULearning(Dataset(X=SVM_DATA.X, y=SVM_DATA.y > 0), prior=0.5, lam=0.1), {BoxQPDual}),
-    (L2SVM(SVM_DATA), {SimplexQP}),
+    (L2SVM(SVM_DATA), {SimplexQP, BoxQPDual}),  # the box QP derived from the simplex QP
     (RegularizedLAD(LAD_DATA), {PiecewiseLinearSampleLoss, BoxQPDual}),
     (RegularizedLAD(LAD_DATA, fit_intercept=False), {PiecewiseLinearSampleLoss, LinearBoxDual}),
     (LADRegression(LAD_DATA), {PiecewiseLinearSampleLoss}),

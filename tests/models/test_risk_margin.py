@@ -287,9 +287,10 @@ def test_l2svm_refuses_the_structures_of_other_losses():
     from optframe.models import L2SVM
 
     model = L2SVM(DATA, C=1.0)
-    for kind in (BoxQPDual, LinearBoxDual, PiecewiseLinearSampleLoss):
+    for kind in (LinearBoxDual, PiecewiseLinearSampleLoss):
         assert not model.offers_structure(kind)
     assert model.offers_structure(SimplexQP)
+    assert model.offers_structure(BoxQPDual)  # derived from the SimplexQP
 
 
 def test_a_penalized_intercept_for_a_residual_loss():

@@ -148,7 +148,13 @@ QUICK_LINEAR_SETS = ("a1a",)
 RBF_METHODS = ("optframe smo", "onedal SVC", "libsvm SVC", "optframe auto")
 RBF_SETS = ("a9a", "ijcnn1", "w8a", "a8a")
 QUICK_RBF_SETS = ("a1a",)
-L2_METHODS = ("optframe mfw", "optframe mfw shrink", "libsvm SVC", "optframe auto")
+L2_METHODS = (
+    "optframe smo",
+    "optframe mfw",
+    "optframe mfw shrink",
+    "libsvm SVC",
+    "optframe auto",
+)
 L2_SETS = ("a9a", "w8a", "ijcnn1")
 
 # Seconds per cell on one core, from the and this suite's measurements (per n*m for LAD).
