@@ -33,7 +33,8 @@ points of the steps travel as ``Z = (XT, indptr, indices, values, colptr, rowpos
 dense points as the columns of ``XT`` (d, n), or, when ``indptr`` is not empty, CSR rows with a
 column copy (see :func:`_sparse_block`); float32 points halve a row's memory traffic. The
 kernel-row cache is an LRU of rows over the active positions in a ``(slots, n)`` array (float64
-or float32); it is emptied whenever positions move. ``up`` and ``low`` are kept as
+or float32; :func:`row_cache`); it is emptied whenever positions move, and a row filled while
+fewer positions were active is completed over the new ones only. ``up`` and ``low`` are kept as
 :math:`-a_k G_k` plus offsets that change only when :math:`x_k` does, so the scans have no
 data-dependent branches; four lanes keep their own extreme and its first position, so there is
 no serial dependency chain, and the result is the first position of the extreme value, as in a
@@ -59,8 +60,8 @@ from optframe.kernel_sums import exp_neg
 INF = math.inf
 
 # counters[] slots
-CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE = 0, 1, 2, 3, 4, 5, 6
-N_COUNTERS = 7
+CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE, EXTENDED = range(8)
+N_COUNTERS = 8
 
 ROW_BLOCK = 2048  # positions per block of a kernel row (the unit of parallel work)
 
@@ -189,55 +190,97 @@ def plain_terms(n):
 
 
 @numba.njit(cache=True)
-def get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner, stamp, counters,
-            buf, parallel):  # fmt: skip
+def row_cache(rows, keys):
+    """The row cache around ``rows`` (slots, length) for ``keys`` positions.
+
+    ``(rows, slot_of, owner, stamp, row_len)``: the LRU index of
+    :mod:`~optframe.drivers.kernel_cache` and the number of valid entries of each slot (a row
+    filled while fewer positions were active is completed over the new ones when next read).
+    """
+    slots = rows.shape[0]
+    slot_of = np.full(keys, -1, dtype=np.int64)
+    owner = np.full(slots, -1, dtype=np.int64)
+    stamp = np.zeros(slots, dtype=np.int64)
+    return (rows, slot_of, owner, stamp, np.zeros(slots, dtype=np.int64))
+
+
+@numba.njit(cache=True)
+def forget_rows(cache):
+    """Empty the cache (after positions moved): no slot is owned."""
+    clear_cache(cache[1], cache[2], cache[3])
+
+
+@numba.njit(cache=True)
+def get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf, parallel):
     r"""Row i of the steps' matrix over the active positions: from the LRU cache or computed.
 
-    The matrix is :math:`M_{ip} = r_i r_p (k(z_i, z_p) + 	ext{shift}) + \delta_{ip}\,
-        ext{ridge}` with ``terms = (r, shift, ridge, plain)`` (``plain``: the kernel itself).
-    Float64 rows are computed in their slot; float32 rows in ``buf`` (float64), then rounded.
+    The matrix is :math:`M_{ip} = r_i r_p (k(z_i, z_p) + \text{shift}) + \delta_{ip}\,
+    \text{ridge}` with ``terms = (r, shift, ridge, plain)`` (``plain``: the kernel itself).
+    A cached row filled when fewer positions were active (the coreset of the CVM grows at its
+    end) is completed over the new positions only (``counters[EXTENDED]``). Float64 rows are
+    computed in their slot; float32 rows in ``buf`` (float64), then rounded.
     """
+    rows, slot_of, owner, stamp, row_len = cache
     counters[CLOCK] += 1
-    s, hit = lru_slot(i, slot_of, owner, stamp, counters[CLOCK])
-    if hit:
-        counters[HITS] += 1
-        return rows[s]
     m = counters[ACTIVE]
-    _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel)
+    s, hit = lru_slot(i, slot_of, owner, stamp, counters[CLOCK])
+    row = rows[s]
+    lo = min(row_len[s], m) if hit else 0
+    if lo == m:
+        counters[HITS] += 1
+        return row
+    _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel)
     r, shift, ridge, plain = terms
     if not plain:
-        row = rows[s]
         ri = r[i]
-        for p in range(m):
+        for p in range(lo, m):
             row[p] = ri * r[p] * (row[p] + shift)
-        row[i] += ridge
-    counters[ROWS] += 1
-    return rows[s]
+        if i >= lo:
+            row[i] += ridge
+    row_len[s] = m
+    if lo > 0:
+        counters[EXTENDED] += 1
+    else:
+        counters[ROWS] += 1
+    return row
 
 
-def _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel):
-    """Kernel row i into ``rows[s]`` (float64 rows directly, float32 rows through ``buf``)."""
+@numba.njit(cache=True)
+def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
+    """``out[p] = k(z_i, z_p)`` for the positions ``lo <= p < hi`` (blocks of ROW_BLOCK)."""
+    q = _column(Z[0], i)
+    for b0 in range(lo, hi, ROW_BLOCK):
+        b1 = min(hi, b0 + ROW_BLOCK)
+        bits = np.empty(b1 - b0, dtype=np.int64)
+        if Z[1].shape[0] > 0:
+            _sparse_block(i, Z, sqn, b0, b1, kind, gamma, coef0, degree, out[b0:b1], bits)
+        else:
+            _dense_block(q, Z[0], b0, b1, kind, gamma, coef0, degree, out[b0:b1], bits)
+
+
+def _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
+    """Kernel row i over ``[lo, m)`` into ``rows[s]`` (float32 rows through ``buf``)."""
 
 
 @overload(_fill_slot, jit_options={"cache": True})
-def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel):
+def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
     if rows.dtype == types.float64:
 
-        def direct(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel):
-            if parallel:
+        def direct(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
+            if parallel and lo == 0:
                 fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
             else:
-                fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
+                fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows[s])
 
         return direct
 
-    def through_buffer(i, Z, sqn, kind, gamma, coef0, degree, m, rows, s, buf, parallel):
-        if parallel:
+    def through_buffer(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
+        if parallel and lo == 0:
             fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
         else:
-            fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
+            fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, buf)
         row = rows[s]
-        for p in range(m):
+        for p in range(lo, m):
             row[p] = buf[p]
 
     return through_buffer
@@ -630,7 +673,7 @@ def _shrink(NG, up_off, low, gmax, gmin, m):
 def run_chunk(
     Z, sqn, kind, gamma, coef0, degree, terms,
     diag, a, c, u, kink, sb, sa,
-    x, G, perm, work, rows, slot_of, owner, stamp, counters, buf,
+    x, G, perm, work, cache, counters, buf,
     tol, n_iter, second, paper, shrinking, shrink_every, eps_snap, parallel,
 ):  # fmt: skip
     r"""Run at most ``n_iter`` pair steps; return (code, steps, gap, objective change).
@@ -647,7 +690,7 @@ def run_chunk(
         NG[k] = -a[k] * G[k]
     result = _steps(
         Z, sqn, kind, gamma, coef0, degree, terms, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
-        up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
+        up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
         paper, shrinking, shrink_every, eps_snap, parallel,
     )  # fmt: skip
     for k in range(n):
@@ -658,7 +701,7 @@ def run_chunk(
 @numba.njit(cache=True)
 def _steps(
     Z, sqn, kind, gamma, coef0, degree, terms, diag, a, c, u, kink, sb, sa, x, G, NG, Gp, perm,
-    up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
+    up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
     paper, shrinking, shrink_every, eps_snap, parallel,
 ):  # fmt: skip
     n = x.shape[0]
@@ -688,19 +731,19 @@ def _steps(
                     m = kept
                     counters[ACTIVE] = m
                     counters[N_SHRUNK] = n - m
-                    clear_cache(slot_of, owner, stamp)
+                    forget_rows(cache)
                     gmax, i, gmin, j = scan(NG, up_off, low_off, low, m)
-        row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
-                        stamp, counters, buf, parallel)  # fmt: skip
+        row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf,
+                        parallel)  # fmt: skip
         if second and not paper:
             _, jj = second_order(low, diag, row_i, gmax, diag[i], m)
             if jj >= 0:
                 j = jj
-        row_j = get_row(j, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
-                        stamp, counters, buf, parallel)  # fmt: skip
-        if slot_of[i] < 0:  # evicted (only with a two-row cache): fetch it back
-            row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, rows, slot_of, owner,
-                            stamp, counters, buf, parallel)  # fmt: skip
+        row_j = get_row(j, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf,
+                        parallel)  # fmt: skip
+        if cache[1][i] < 0:  # evicted (only with a two-row cache): fetch it back
+            row_i = get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf,
+                            parallel)  # fmt: skip
         eta = diag[i] + diag[j] - 2.0 * row_i[j]
         gi, gj = -a[i] * NG[i], -a[j] * NG[j]
         t, phi = pair_step(

@@ -208,17 +208,14 @@ def _subproblem(
     permB = np.arange(q)
     up_off, low_off, low = np.empty(q), np.empty(q), np.empty(q)
     slots = max(2, min(q, gram.shape[0] // q))
-    rows = gram[: slots * q].reshape((slots, q))
-    slot_of = np.full(q, -1, dtype=np.int64)
-    owner = np.full(slots, -1, dtype=np.int64)
-    stamp = np.zeros(slots, dtype=np.int64)
+    cache = core.row_cache(gram[: slots * q].reshape((slots, q)), q)
     counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
     counters[core.ACTIVE] = q
     buf = np.empty(q)
     terms = (np.ones(q), 0.0, 0.0, True)
     code, steps, _, dphi = core._steps(
         Zb, sqnB, 0, 0.0, 0.0, 1.0, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB, NGB, GpB, permB,
-        up_off, low_off, low, rows, slot_of, owner, stamp, counters, buf, tol, n_iter, second,
+        up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
         False, True, min(q, every), eps_snap, False,
     )  # fmt: skip
     wcount[GRAM_ROWS] += counters[core.ROWS]

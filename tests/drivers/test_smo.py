@@ -286,17 +286,14 @@ def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
     Z = row_points(Z)
     sqn = Linear().diagonal(X)
     n = X.shape[0]
-    rows = np.empty((3, n))
-    slot_of, owner = np.full(n, -1, dtype=np.int64), np.full(3, -1, dtype=np.int64)
-    stamp, counters = np.zeros(3, dtype=np.int64), np.zeros(core.N_COUNTERS, dtype=np.int64)
+    cache = core.row_cache(np.empty((3, n)), n)
+    counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
     counters[core.ACTIVE] = n
     code = _kernel_code(kernel)
     full = kernel.matrix(X)
     buf = np.empty(n)
     for i in [0, 5, 7, 0, 9, 5, 29]:  # hits and LRU evictions
-        row = core.get_row(
-            i, Z, sqn, *code, core.plain_terms(n), rows, slot_of, owner, stamp, counters, buf, False
-        )
+        row = core.get_row(i, Z, sqn, *code, core.plain_terms(n), cache, counters, buf, False)
         np.testing.assert_allclose(row, full[i], rtol=1e-12, atol=1e-12)
     assert counters[core.ROWS] == 6  # the second 0 was a hit; 5 was evicted before its reuse
     assert counters[core.HITS] == 1
@@ -488,3 +485,27 @@ def test_dense_enough_sparse_points_are_made_dense(rng):
     sparse = WeightedSVM(Dataset(X=sp.csr_array(X), y=y), C=1.0, kernel=RBF(gamma=0.2))
     a, b = (of.solve(m, driver=SMO(tol=1e-7)) for m in (dense, sparse))
     np.testing.assert_array_equal(a.solution["alpha"], b.solution["alpha"])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_a_cached_row_is_completed_when_the_active_set_grows(rng, sparse, dtype):
+    """Positions appended at the end (the CVM's coreset): only the new entries are computed."""
+    X = rng.normal(size=(50, 4)) * (rng.random((50, 4)) < (0.4 if sparse else 1.0))
+    _, Z = points(sp.csr_array(X) if sparse else X)
+    Z = row_points(Z, dtype)
+    kernel = RBF(gamma=0.6)
+    n, full = X.shape[0], kernel.matrix(X)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    terms = (y, 1.0, 0.3, False)  # the rows of K~ = yy'(K + 1) + 0.3 I
+    expected = np.outer(y, y) * (full + 1.0) + 0.3 * np.eye(n)
+    cache = core.row_cache(np.empty((4, n), dtype=dtype), n)
+    counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
+    sqn, buf = Linear().diagonal(X).astype(np.float64), np.empty(n)
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    for m in (10, 11, 30, 50):
+        counters[core.ACTIVE] = m
+        for i in (2, 9):
+            row = core.get_row(i, Z, sqn, *_kernel_code(kernel), terms, cache, counters, buf, False)
+            np.testing.assert_allclose(row[:m], expected[i, :m], rtol=tol, atol=tol)
+    assert counters[core.ROWS] == 2 and counters[core.EXTENDED] == 6
