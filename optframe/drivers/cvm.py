@@ -2,7 +2,8 @@ r"""The Core Vector Machine: Badoiu-Clarkson on a :class:`~optframe.capabilities
 
 Tsang, Kwok and Cheung's CVM as described by Frandi et al. (Algorithm 1; notes/frank_wolfe.md
 section 2.2): add the point furthest from the centre to the coreset, solve the problem restricted
-to the coreset exactly (warm-started second-order SMO), repeat until no point lies outside the
+to the coreset exactly (warm-started second-order SMO: the loop of the SMO driver,
+:mod:`optframe.drivers.coreset`), repeat until no point lies outside the
 :math:`(1+\varepsilon)` ball.
 """
 
@@ -101,7 +102,11 @@ class CoreVectorMachine(Driver):
         start = time.perf_counter()
         eps, max_iter = options.tol, options.max_iter
         check_common("CoreVectorMachine", eps, self.sample_size, self.init_size)
-        prob = Problem(model, self.cache_bytes, "CoreVectorMachine", self.dense_bytes)
+        # one budget: half for full columns (exact passes), half for the coreset's rows
+        half = self.cache_bytes // 2
+        prob = Problem(
+            model, half, "CoreVectorMachine", self.dense_bytes, entry_bytes=8, coreset_bytes=half
+        )
         prob.compile_seconds = compiled
         thr = (1.0 + eps) ** 2 - 1.0
         prob.initial_ball(self.init_size, np.random.default_rng(self.seed), thr)

@@ -33,6 +33,7 @@ from optframe.drivers._checks import (
     set_count,
 )
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
+from optframe.drivers.coreset import CoresetSteps
 from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.pacing import Pacer
 from optframe.drivers.smo import _kernel_code
@@ -87,7 +88,7 @@ class Problem:
 
     def __init__(
         self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0,
-        entry_bytes: int = 16,
+        entry_bytes: int = 8, coreset_bytes: int | None = None,
     ) -> None:  # fmt: skip
         self.dual = model.structure(SimplexQP)
         dual = self.dual
@@ -121,10 +122,13 @@ class Problem:
         self.work = np.zeros(X.shape[1])
         self.bits = np.empty(m, dtype=np.int64)  # scratch of the vectorized exp
         self.all_idx = np.arange(m, dtype=np.int64)
-        # entry_bytes: 16 when partial columns are common (value and tag, CVM), 8 when the
-        # columns are full (FW/MFW: only the initial ball's columns ever touch their tags)
+        # entry_bytes: 8 when the columns are full (the coreset's problem has its own rows),
+        # 16 when partial columns are common (value and tag)
         self.entry_bytes = int(entry_bytes)
         self.cache, self.slots = core.column_cache(m, cache_bytes, self.entry_bytes)
+        # the coreset's rows for SMO's steps: the budget given, else rows of the initial ball
+        rows = 64 * m * 8 if coreset_bytes is None else coreset_bytes
+        self.steps = CoresetSteps(self, rows)
         self.counters = np.zeros(10, dtype=np.int64)
         self.alpha = np.zeros(m)
         self.s = np.zeros(m)
@@ -160,14 +164,9 @@ class Problem:
         self.ints[core.Q] = members.size
 
     def core_s(self) -> None:
-        """Compute s and R on the coreset from coreset-restricted columns."""
-        q = self.q
-        members = self.core[:q]
-        self.s[members] = 0.0
-        for j in members:
-            col = core.column(int(j), self.core, q, False, *self.points, self.work, *self.cache,
-                              self.counters)  # fmt: skip
-            self.s[members] += self.alpha[j] * col[members]
+        """Compute s and R on the coreset from the coreset's rows."""
+        members = self.core[: self.q]
+        self.s[members] = self.steps.gradient()
         self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
 
     def grow_cache(self, cache_bytes: int) -> None:
@@ -235,13 +234,11 @@ class Problem:
         return 2.0 * (R - float(self.s[i])) / max(self.delta2 - R, 1e-300)
 
     def smo(self, tol: float, max_steps: int) -> float:
-        """Solve the coreset-restricted problem by SMO; return the final gap."""
-        R, _, gap = core.smo_core(
-            *self.points, self.diag, self.work, *self.cache, self.counters,
-            self.alpha, self.s, self.core, self.q, self.R, tol, max_steps,
-        )  # fmt: skip
+        """Solve the coreset-restricted problem by SMO's loop (:mod:`.coreset`); the final gap."""
+        R, steps, gap = self.steps.solve(tol, max_steps)
         self.sc[core.S_R] = R
-        return float(gap)
+        self.counters[core.SMO_STEPS] += steps
+        return gap
 
     def initial_ball(self, size: int, rng: np.random.Generator, thr: float) -> None:
         """The MEB of ``size`` random points (class-balanced), solved by SMO, as the start.
@@ -348,6 +345,10 @@ class Problem:
             "drop_steps": int(counters[core.DROP_STEPS]),
             "pair_steps": int(counters[core.PAIR_STEPS]),
             "smo_steps": int(counters[core.SMO_STEPS]),
+            "coreset_rows": self.steps.rows_computed,
+            "coreset_rows_completed": self.steps.rows_completed,
+            "coreset_cache_slots": self.steps.slots,
+            "coreset_cache_bytes": self.steps.slots * self.m * 8,
         }
         return driver_result(
             driver, model, status, solution,

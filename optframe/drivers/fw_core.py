@@ -585,68 +585,6 @@ def argmin(s):
 
 
 @numba.njit(cache=True)
-def smo_core(
-    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag, work,
-    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
-    alpha, s, core, q, R, tol, max_steps,
-):  # fmt: skip
-    """Minimize R on the simplex restricted to ``core[:q]`` by SMO with second-order selection.
-
-    Pair steps alpha_i += t, alpha_j -= t (i = argmin s, j chosen among alpha_j > 0 by the
-    largest decrease (s_j - s_i)^2 / eta); s is maintained on the coreset only. Stops when
-    max_{alpha_j > 0} s_j - min_i s_i <= tol. Returns (R, steps, gap).
-    """
-    gap = INF
-    for step in range(max_steps):
-        i = -1
-        lo = INF
-        hi = -INF
-        for r in range(q):
-            k = core[r]
-            if s[k] < lo:
-                lo = s[k]
-                i = k
-            if alpha[k] > 0.0 and s[k] > hi:
-                hi = s[k]
-        gap = hi - lo
-        if gap <= tol:
-            return R, step, gap
-        col_i = column(i, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
-                       kp, work,
-                       cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
-        j = -1
-        best = -1.0
-        for r in range(q):
-            k = core[r]
-            if alpha[k] > 0.0 and s[k] > lo:
-                b = s[k] - lo
-                eta = max(diag[i] + diag[k] - 2.0 * col_i[k], 1e-12)
-                if b * b / eta > best:
-                    best = b * b / eta
-                    j = k
-        eta = max(diag[i] + diag[j] - 2.0 * col_i[j], 1e-12)
-        col_j = column(j, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn, y,
-                       kp, work,
-                       cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
-        if slot_of[i] < 0:  # evicted (two-slot cache)
-            col_i = column(i, core, q, False, indptr, indices, data, Xd, cptr, crow, cval, sqn,
-                           y, kp, work,
-                           cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
-        t = min((s[j] - lo) / eta, alpha[j])
-        R += 2.0 * t * (s[i] - s[j]) + t * t * (diag[i] + diag[j] - 2.0 * col_i[j])
-        alpha[i] += t
-        if t >= alpha[j]:
-            alpha[j] = 0.0
-        else:
-            alpha[j] -= t
-        for r in range(q):
-            k = core[r]
-            s[k] += t * (col_i[k] - col_j[k])
-        counters[SMO_STEPS] += 1
-    return R, max_steps, gap
-
-
-@numba.njit(cache=True)
 def cvm_search(
     indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work, alpha, s, core, pos, q, m,
     sample_size, redraws,
