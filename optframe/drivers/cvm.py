@@ -104,9 +104,7 @@ class CoreVectorMachine(Driver):
         check_common("CoreVectorMachine", eps, self.sample_size, self.init_size)
         # one budget: half for full columns (exact passes), half for the coreset's rows
         half = self.cache_bytes // 2
-        prob = Problem(
-            model, half, "CoreVectorMachine", self.dense_bytes, entry_bytes=8, coreset_bytes=half
-        )
+        prob = Problem(model, half, "CoreVectorMachine", self.dense_bytes, coreset_bytes=half)
         prob.compile_seconds = compiled
         thr = (1.0 + eps) ** 2 - 1.0
         prob.initial_ball(self.init_size, np.random.default_rng(self.seed), thr)

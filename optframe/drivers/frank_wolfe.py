@@ -88,7 +88,7 @@ class Problem:
 
     def __init__(
         self, model: Model, cache_bytes: int, driver: str, dense_bytes: int = 0,
-        entry_bytes: int = 8, coreset_bytes: int | None = None,
+        coreset_bytes: int | None = None,
     ) -> None:  # fmt: skip
         self.dual = model.structure(SimplexQP)
         dual = self.dual
@@ -121,11 +121,7 @@ class Problem:
         self.constant_diagonal = bool(np.ptp(self.diag) <= 1e-12 * self.delta2)
         self.work = np.zeros(X.shape[1])
         self.bits = np.empty(m, dtype=np.int64)  # scratch of the vectorized exp
-        self.all_idx = np.arange(m, dtype=np.int64)
-        # entry_bytes: 8 when the columns are full (the coreset's problem has its own rows),
-        # 16 when partial columns are common (value and tag)
-        self.entry_bytes = int(entry_bytes)
-        self.cache, self.slots = core.column_cache(m, cache_bytes, self.entry_bytes)
+        self.cache, self.slots = core.column_cache(m, cache_bytes)
         # the coreset's rows for SMO's steps: the budget given, else rows of the initial ball
         rows = 64 * m * 8 if coreset_bytes is None else coreset_bytes
         self.steps = CoresetSteps(self, rows)
@@ -172,18 +168,15 @@ class Problem:
     def grow_cache(self, cache_bytes: int) -> None:
         """Enlarge the column cache to ``cache_bytes``, keeping the cached columns in place."""
         old, old_slots = self.cache, self.slots
-        new, slots = core.column_cache(self.m, cache_bytes, self.entry_bytes)
+        new, slots = core.column_cache(self.m, cache_bytes)
         if slots <= old_slots:
             return
-        cols, tags, gens, slot_of, owner, stamp, is_full = new
+        cols, slot_of, owner, stamp, filled = new
         cols[:old_slots] = old[0]
-        for s in np.flatnonzero(~old[6] & (old[4] >= 0)):  # partial columns keep their tags
-            tags[s] = old[1][s]
-        gens[:old_slots] = old[2]
-        slot_of[:] = old[3]
-        owner[:old_slots] = old[4]
-        stamp[:old_slots] = old[5]
-        is_full[:old_slots] = old[6]
+        slot_of[:] = old[1]
+        owner[:old_slots] = old[2]
+        stamp[:old_slots] = old[3]
+        filled[:old_slots] = old[4]
         self.cache, self.slots = new, slots
 
     def store_block(self, block: NDArray[np.int64]) -> None:
@@ -196,10 +189,8 @@ class Problem:
             dots = self.Xd[block] @ self.Xd.T
         else:
             dots = (self.X[block] @ self.X.T).toarray()
-        _, _, gens, slot_of, owner, stamp, is_full = self.cache
         core.store_columns(block, np.ascontiguousarray(dots), self.sqn, self.y, self.kp,
-                           self.bits, self.cache[0], gens, slot_of, owner, stamp, is_full,
-                           self.counters)  # fmt: skip
+                           self.bits, self.cache, self.counters)  # fmt: skip
 
     def full_pass(self) -> tuple[float, int, float]:
         """Exact s on all points: (delta_plus, argmin s, drift of the maintained coreset s).
@@ -211,9 +202,9 @@ class Problem:
         """
         q = self.q
         members = self.core[:q].copy()
-        cols, _, _, slot_of, _, _, is_full = self.cache
+        cols, slot_of, _, _, filled = self.cache
         slot = slot_of[members]
-        cached = (slot >= 0) & is_full[np.maximum(slot, 0)]
+        cached = (slot >= 0) & (filled[np.maximum(slot, 0)] == self.m)
         fresh = np.zeros(self.m)
         core.accumulate(members[cached], self.alpha, cols, slot_of, fresh)
         self.counters[core.HITS] += int(np.count_nonzero(cached))
@@ -338,7 +329,7 @@ class Problem:
             "cache_hits": int(counters[core.HITS]),
             "cache_misses": int(counters[core.MISSES]),
             "cache_slots": self.slots,
-            "cache_bytes": self.slots * self.m * self.entry_bytes,
+            "cache_bytes": self.slots * self.m * 8,
             "full_passes": self.full_passes,
             "fw_steps": int(counters[core.FW_STEPS]),
             "away_steps": int(counters[core.AWAY_STEPS]),
@@ -456,8 +447,8 @@ class FrankWolfe(Driver):
     max_iter : int, optional
         Steps (default 10^6; ``solve(max_iter=...)`` overrides).
     cache_bytes : int
-        Memory budget of the kernel-column LRU cache (8 bytes per entry: the columns are full,
-        so their tags are never touched; CVM counts 16).
+        Memory budget of the kernel-column LRU cache (full columns, 8 bytes per entry; SMO's
+        row cache). CVM gives half of it to the coreset's rows.
     dense_bytes : int
         Memory budget of a dense copy of the points, made when at least a quarter of the entries
         are nonzero (a full kernel column is then one matrix-vector product).
@@ -621,7 +612,7 @@ class FrankWolfe(Driver):
         # with shrinking, half the budget caches full columns (exact passes), half the
         # restricted problem's columns
         cache_budget = self.cache_bytes // 2 if self.shrinking else self.cache_bytes
-        prob = Problem(model, cache_budget, "FrankWolfe", self.dense_bytes, entry_bytes=8)
+        prob = Problem(model, cache_budget, "FrankWolfe", self.dense_bytes)
         prob.compile_seconds = compiled
         mode = RADIUS_MODES[self.radius]
         if mode != core.MAINTAINED and not prob.constant_diagonal:
@@ -665,7 +656,7 @@ class FrankWolfe(Driver):
             if budget <= 0:
                 break
             code, done = core.fw_chunk(
-                *prob.points, prob.diag, prob.work, prob.all_idx, *prob.cache, prob.counters,
+                *prob.points, prob.diag, prob.cache, prob.counters,
                 prob.alpha, prob.s, prob.core, prob.pos, prob.ints, prob.sc,
                 sample, VARIANTS[self.variant], mode, thr, int(budget), trace_f, trace_i,
                 self.candidates == "union",

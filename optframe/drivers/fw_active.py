@@ -79,8 +79,7 @@ class Restricted:
         self.diag = prob.diag[members].copy()
         self.kp = prob.kp
         self.work = np.zeros(prob.work.shape[0])
-        self.all_idx = np.arange(a, dtype=np.int64)
-        self.cache, self.slots = core.column_cache(a, cache_bytes, prob.entry_bytes)
+        self.cache, self.slots = core.column_cache(a, cache_bytes)
         self.members = members
         self.alpha = prob.alpha[members].copy()
         self.s = prob.s[members].copy()
@@ -92,10 +91,7 @@ class Restricted:
         self.ints = np.array([local.size, -1, -1, -1], dtype=np.int64)
         self.sc = prob.sc.copy()
         # the coreset's full columns are cached by the exact pass: restrict them, do not recompute
-        _, _, _, g_slot_of, _, _, g_is_full = prob.cache
-        cols, _, gens, slot_of, owner, stamp, is_full = self.cache
-        core.gather_columns(local, members, prob.cache[0], g_slot_of, g_is_full, cols, gens,
-                            slot_of, owner, stamp, is_full, prob.counters)  # fmt: skip
+        core.gather_columns(local, members, prob.cache, self.cache, prob.counters)
 
     @property
     def points(self) -> tuple:
@@ -158,7 +154,7 @@ def run_phases(
                 stop = Status.ITERATION_LIMIT
                 break
             code, done = core.fw_chunk(
-                *sub.points, sub.diag, sub.work, sub.all_idx, *sub.cache, prob.counters,
+                *sub.points, sub.diag, sub.cache, prob.counters,
                 sub.alpha, sub.s, sub.core, sub.pos, sub.ints, sub.sc,
                 0, variant, core.MAINTAINED, inner, int(budget), np.zeros((0, 5)),
                 np.zeros((0, 4), dtype=np.int64), True,

@@ -22,10 +22,9 @@ nothing when the column is cached) plus O(m); CVM keeps it on the coreset and ev
 candidates from scratch (its coreset weights all change at every inner solve). Points are CSR rows,
 so a kernel value costs :math:`O(\mathrm{nnz}(x_i))`; when the data are dense enough and fit a
 memory budget they are also given as a dense matrix ``Xd`` (a full column is then one
-matrix-vector product); ``Xd`` has no rows otherwise. Columns of :math:`\tilde K` live in an LRU
-cache whose entries are filled lazily: a column holds the entries computed so far (all rows, or
-only the coreset rows, as each caller needs), tagged by the slot's generation so that eviction
-needs no reset.
+matrix-vector product); ``Xd`` has no rows otherwise. Columns of :math:`\tilde K` live in SMO's
+row cache (:func:`column_cache`; the matrix is symmetric, so a column is a row over the points in
+their order), full or not at all.
 """
 
 from __future__ import annotations
@@ -35,7 +34,8 @@ import math
 import numba
 import numpy as np
 
-from optframe.drivers.kernel_cache import cache_slots, lru_index, lru_slot
+from optframe.drivers.kernel_cache import cache_slots, lru_slot
+from optframe.drivers.smo_core import row_cache
 from optframe.kernel_sums import exp_neg
 from optframe.kernel_sums import kernel_from_dot as _kernel
 
@@ -67,25 +67,15 @@ def point_arrays(X, dense: bool) -> tuple:
     return *parts, (Xc.indptr.astype(np.int64), Xc.indices.astype(np.int64), Xc.data.copy())
 
 
-def column_cache(m: int, cache_bytes: int, entry_bytes: int) -> tuple[tuple, int]:
-    """The arrays of an LRU cache of columns of length ``m`` within ``cache_bytes``, and its slots.
+def column_cache(m: int, cache_bytes: int) -> tuple[tuple, int]:
+    r"""The LRU cache of full columns of length ``m`` within ``cache_bytes``, and its slots.
 
-    (columns, tags, generations, slot of each point, owner of each slot, stamps, is_full).
+    SMO's row cache (:func:`optframe.drivers.smo_core.row_cache`): ``(columns, slot of each
+    point, owner of each slot, stamps, filled length)``; a column is cached when its length is m
+    (:math:`\tilde K` is symmetric: a column is a row over the points in their order).
     """
-    slots = cache_slots(m, cache_bytes, entry_bytes)
-    slot_of, owner, stamp = lru_index(m, slots)
-    arrays = (
-        np.empty((slots, m)),
-        # tags start at 0 and generations at 1 (a slot's first use): np.zeros is a lazy
-        # calloc, so only the pages of the columns actually used are ever touched
-        np.zeros((slots, m), dtype=np.int64),
-        np.zeros(slots, dtype=np.int64),
-        slot_of,
-        owner,
-        stamp,
-        np.zeros(slots, dtype=np.bool_),
-    )
-    return arrays, slots
+    slots = cache_slots(m, cache_bytes, 8)
+    return row_cache(np.empty((slots, m)), m), slots
 
 
 @numba.njit(cache=True)
@@ -134,95 +124,51 @@ def _column_from_dots(t, dots, col, sqn, y, kp, bits):
 
 
 @numba.njit(cache=True)
-def _fill(t, col, tag, gen, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow,
-          cval, sqn, y, kp, work,
-          counters):  # fmt: skip
-    """Compute the entries col[i] = K~[i, t], i in targets[:n_targets], not yet tagged ``gen``.
+def _fill(t, col, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, counters):
+    """The full column ``col[i] = K~[i, t]`` of all m points.
 
-    ``full``: the targets are all points. A full column is one matrix-vector product with the
-    dense points (``Xd`` has rows) or an accumulation along the CSC columns of x_t's features
-    (``cptr`` has entries); partial ones scatter x_t into ``work`` and dot each CSR row with it.
-    A full column does not write ``tag`` (its slot is flagged ``is_full``, checked first), so
-    FW/MFW never touch the tag pages.
+    One matrix-vector product with the dense points (``Xd`` has rows), or an accumulation along
+    the CSC columns of x_t's features.
     """
-    kind, gamma, coef0, degree, ridge = int(kp[0]), kp[1], kp[2], kp[3], kp[4]
-    dense = Xd.shape[0] > 0
-    yt, sqt = y[t], sqn[t]
-    done = 0
-    if dense and full:
+    m = sqn.shape[0]
+    if Xd.shape[0] > 0:
         col[:] = Xd @ Xd[t]
-        _column_from_dots(t, col, col, sqn, y, kp, np.empty(min(n_targets, _EXP_CHUNK), np.int64))
-        counters[EVALS] += n_targets
-        return
-    if full and cptr.shape[0] > 0:  # sparse full column: accumulate along the CSC columns
+    else:
         col[:] = 0.0
         for p in range(indptr[t], indptr[t + 1]):
             f, v = indices[p], data[p]
             for u in range(cptr[f], cptr[f + 1]):
                 col[crow[u]] += v * cval[u]
-        _column_from_dots(t, col, col, sqn, y, kp, np.empty(min(n_targets, _EXP_CHUNK), np.int64))
-        counters[EVALS] += n_targets
-        return
-    if not dense:
-        for p in range(indptr[t], indptr[t + 1]):
-            work[indices[p]] = data[p]
-    for r in range(n_targets):
-        i = targets[r]
-        if tag[i] == gen:
-            continue
-        if dense:
-            dot = _ddot(Xd[i], Xd[t])
-        else:
-            dot = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                dot += data[p] * work[indices[p]]
-        value = y[i] * yt * (_kernel(dot, sqn[i], sqt, kind, gamma, coef0, degree) + 1.0)
-        if i == t:
-            value += ridge
-        col[i] = value
-        tag[i] = gen
-        done += 1
-    counters[EVALS] += done
-    if not dense:
-        for p in range(indptr[t], indptr[t + 1]):
-            work[indices[p]] = 0.0
+    _column_from_dots(t, col, col, sqn, y, kp, np.empty(min(m, _EXP_CHUNK), np.int64))
+    counters[EVALS] += m
 
 
 @numba.njit(cache=True)
-def claim(t, gens, slot_of, owner, stamp, is_full, counters):
-    """The slot of column t: its own (a hit) or the least recently used one (a miss)."""
+def claim(t, cache, counters):
+    """The slot of column t: its own (a hit) or the least recently used one (a miss, emptied)."""
     counters[CLOCK] += 1
-    s, hit = lru_slot(t, slot_of, owner, stamp, counters[CLOCK])
+    s, hit = lru_slot(t, cache[1], cache[2], cache[3], counters[CLOCK])
     if hit:
         counters[HITS] += 1
     else:
-        gens[s] += 1
-        is_full[s] = False
+        cache[4][s] = 0
         counters[MISSES] += 1
     return s
 
 
 @numba.njit(cache=True)
-def column(
-    t, targets, n_targets, full, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, work,
-    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
-):  # fmt: skip
-    """Column t of K~ with at least the entries ``targets[:n_targets]`` (all when ``full``)."""
-    s = claim(t, gens, slot_of, owner, stamp, is_full, counters)
-    if not is_full[s]:
-        if full:
-            _fill(t, cols[s], tags[s], gens[s], targets, targets.shape[0], True, indptr, indices,
-                  data, Xd, cptr, crow, cval, sqn, y, kp, work, counters)  # fmt: skip
-            is_full[s] = True
-        else:
-            _fill(t, cols[s], tags[s], gens[s], targets, n_targets, False, indptr, indices, data,
-                  Xd, cptr, crow, cval, sqn, y, kp, work, counters)  # fmt: skip
-    return cols[s]
+def column(t, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, cache, counters):
+    """Column t of K~ on all points, from the cache or computed."""
+    s = claim(t, cache, counters)
+    m = sqn.shape[0]
+    if cache[4][s] < m:
+        _fill(t, cache[0][s], indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, counters)
+        cache[4][s] = m
+    return cache[0][s]
 
 
 @numba.njit(cache=True)
-def store_columns(block, dots, sqn, y, kp, bits, cols, gens, slot_of, owner, stamp, is_full,
-                  counters):  # fmt: skip
+def store_columns(block, dots, sqn, y, kp, bits, cache, counters):
     """Cache the full columns ``block`` of K~ from ``dots[r, i] = <x_block[r], x_i>``.
 
     The dot products come from one matrix product (BLAS, or a sparse product), which reads the
@@ -232,38 +178,38 @@ def store_columns(block, dots, sqn, y, kp, bits, cols, gens, slot_of, owner, sta
     m = sqn.shape[0]
     for r in range(block.shape[0]):
         t = block[r]
-        s = claim(t, gens, slot_of, owner, stamp, is_full, counters)
-        _column_from_dots(t, dots[r], cols[s], sqn, y, kp, bits)
-        is_full[s] = True
+        s = claim(t, cache, counters)
+        _column_from_dots(t, dots[r], cache[0][s], sqn, y, kp, bits)
+        cache[4][s] = m
         counters[EVALS] += m
 
 
 @numba.njit(cache=True)
-def gather_columns(local, members, src_cols, src_slot_of, src_is_full, cols, gens, slot_of, owner,
-                   stamp, is_full, counters):  # fmt: skip
+def gather_columns(local, members, source, cache, counters):
     """Cache restricted columns K~[members, members[k]], k in ``local``, read from full ones.
 
-    The full columns are those cached in ``src_*``; points whose full column is not cached
-    there are left out. Gathered columns are not counted as misses (no kernel value is
-    computed).
+    The full columns are those cached in ``source`` (a cache over all points); points whose full
+    column is not cached there are left out. Gathered columns are not counted as misses (no
+    kernel value is computed).
     """
     a = members.shape[0]
+    m = source[0].shape[1]
     done = 0
     for r in range(local.shape[0]):
-        if done >= stamp.shape[0] - 1:
+        if done >= cache[3].shape[0] - 1:
             break
         k = local[r]
-        src = src_slot_of[members[k]]
-        if src < 0 or not src_is_full[src]:
+        src = source[1][members[k]]
+        if src < 0 or source[4][src] < m:
             continue
-        s = claim(k, gens, slot_of, owner, stamp, is_full, counters)
-        if not is_full[s]:
+        s = claim(k, cache, counters)
+        if cache[4][s] < a:
             counters[MISSES] -= 1
-        col = cols[s]
-        full = src_cols[src]
+        col = cache[0][s]
+        full = source[0][src]
         for i in range(a):
             col[i] = full[members[i]]
-        is_full[s] = True
+        cache[4][s] = a
         done += 1
 
 
@@ -359,8 +305,8 @@ def _scale(alpha, core, q, a):
 
 @numba.njit(cache=True)
 def fw_chunk(
-    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag, work, all_idx,
-    cols, tags, gens, slot_of, owner, stamp, is_full, counters,
+    indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp, diag,
+    cache, counters,
     alpha, s, core, pos, ints, sc,
     sample_size, away, mode, thr, n_iter, trace_f, trace_i, with_core,
 ):  # fmt: skip
@@ -459,13 +405,11 @@ def fw_chunk(
         if pairwise and jmax >= 0 and jmax != imin:
             # --- pairwise step: lambda in [0, alpha_j] from jmax to imin (drop at the bound)
             t, partner = imin, jmax
-            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
-                         y, kp, work,
-                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            col = column(t, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp,
+                         cache, counters)  # fmt: skip
             # LRU with >= 2 slots: fetching the partner cannot evict t's column (just stamped)
-            col_j = column(partner, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval,
-                           sqn, y, kp, work,
-                           cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            col_j = column(partner, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp,
+                         cache, counters)  # fmt: skip
             st, sj, aj = s[t], s[partner], alpha[partner]
             curv = diag[t] + diag[partner] - 2.0 * col[partner]
             lam = (sj - st) / max(curv, 1e-300)
@@ -492,9 +436,8 @@ def fw_chunk(
         elif jmax >= 0 and dminus > dplus and not pairwise:
             # --- away step on jmax (drop step when the bound is hit)
             t = jmax
-            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
-                         y, kp, work,
-                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            col = column(t, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp,
+                         cache, counters)  # fmt: skip
             st, dt, at = s[t], diag[t], alpha[t]
             lam_max = at / (1.0 - at)
             if mode == MAINTAINED:
@@ -527,9 +470,8 @@ def fw_chunk(
         else:
             # --- toward (FW) step on imin
             t = imin
-            col = column(t, all_idx, m, True, indptr, indices, data, Xd, cptr, crow, cval, sqn,
-                         y, kp, work,
-                         cols, tags, gens, slot_of, owner, stamp, is_full, counters)  # fmt: skip
+            col = column(t, indptr, indices, data, Xd, cptr, crow, cval, sqn, y, kp,
+                         cache, counters)  # fmt: skip
             st, dt = s[t], diag[t]
             if mode == MAINTAINED:
                 lam = (R - st) / max(dt + R - 2.0 * st, 1e-300)

@@ -1,13 +1,14 @@
 r"""The kernel cache policy of SMO, Frank-Wolfe and the CVM: one budget rule, one LRU index.
 
-A compiled driver keeps rows (SMO) or columns (FW, MFW, PFW, CVM) of its kernel matrix in
-``slots`` arrays of ``length`` entries; :func:`cache_slots` turns a byte budget into the number
-of slots, the same way for all of them, and :func:`lru_slot` decides which slot holds which
-row: its own on a hit, the least recently used one on a miss. The values themselves stay in each
-driver's own layout, because they are not the same matrix: SMO's rows are over its active
-positions (permuted by shrinking, float32 or float64, cleared when the active set grows), the
-Frank-Wolfe columns are columns of :math:`\tilde K = yy^\top \circ (K + 1) + \rho I` in the
-points' order, the CVM's filled on the coreset only and tagged by generation.
+A compiled driver keeps rows (SMO, the CVM's coreset) or full columns (FW, MFW, PFW, CVM's
+exact passes) of its kernel matrix in one kind of store, SMO's row cache
+(:func:`optframe.drivers.smo_core.row_cache`): ``slots`` arrays of ``length`` entries, the LRU
+index below and each slot's filled length. :func:`cache_slots` turns a byte budget into the
+number of slots, the same way for all of them, and :func:`lru_slot` decides which slot holds
+which row: its own on a hit, the least recently used one on a miss. SMO's rows are over its
+active positions (permuted by shrinking, float32 or float64, forgotten when positions move); the
+coreset's rows grow with the coreset (completed over new members); the Frank-Wolfe columns are
+full columns of :math:`\tilde K = yy^\top \circ (K + 1) + \rho I` in the points' order.
 
 numba's cache does not track calls across modules: the compiled kernels of ``smo_core`` and
 ``fw_core`` keep the version of :func:`lru_slot` they were compiled with until their own file

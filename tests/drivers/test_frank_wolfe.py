@@ -242,7 +242,8 @@ def test_cache_entry_bytes():
     assert (a.stats["cache_slots"], b.stats["cache_slots"]) == (10, 5)
     assert a.stats["cache_bytes"] == budget
     assert b.stats["cache_bytes"] + b.stats["coreset_cache_bytes"] == budget
-    assert b.stats["coreset_rows"] > 0 and b.stats["smo_steps"] > 0
+    assert b.stats["coreset_rows"] > 0
+    assert b.stats["smo_steps"] > 0
 
 
 def test_linear_kernel_matches_liblinear():

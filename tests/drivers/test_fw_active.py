@@ -137,14 +137,14 @@ def test_batched_columns_equal_single_columns(kernel, sparse):
     """store_block (one matrix product per block, vectorized exp) = column() entry by entry."""
     model = L2SVM(data(m=200, sparse=sparse), C=3.0, kernel=kernel)
     K = model.modified_gram()
-    prob = Problem(model, 10**8, "test", dense_bytes=10**8 if not sparse else 0, entry_bytes=8)
+    prob = Problem(model, 10**8, "test", dense_bytes=10**8 if not sparse else 0)
     members = np.array([5, 0, 199, 17, 63], dtype=np.int64)
     prob.store_block(members)
-    cols, _, _, slot_of, _, _, is_full = prob.cache
+    cols, slot_of, _, _, filled = prob.cache
     assert prob.counters[fw_core.MISSES] == members.size
     assert prob.counters[fw_core.EVALS] == members.size * 200
     for t in members:
-        assert is_full[slot_of[t]]
+        assert filled[slot_of[t]] == prob.m
         np.testing.assert_allclose(cols[slot_of[t]], K[:, t], rtol=1e-14, atol=1e-14)
     prob.set_core(members)
     prob.alpha[members] = 1.0 / members.size
@@ -162,13 +162,12 @@ def test_single_full_columns_equal_the_kernel(kernel, sparse):
     """
     m = fw_core._EXP_CHUNK + 300
     model = L2SVM(data(m=m, sparse=sparse), C=3.0, kernel=kernel)
-    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8, entry_bytes=8)
+    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8)
     assert (prob.Xd.shape[0] > 0) != sparse
     X = model.data.X.toarray() if sparse else model.data.X
     y = model.data.y
     for t in (0, fw_core._EXP_CHUNK - 1, fw_core._EXP_CHUNK, m - 1):
-        col = fw_core.column(t, prob.all_idx, m, True, *prob.points, prob.work, *prob.cache,
-                             prob.counters)  # fmt: skip
+        col = fw_core.column(t, *prob.points, prob.cache, prob.counters)
         k = kernel(X, X[t : t + 1]).ravel()
         expected = y * y[t] * (k + 1.0)
         expected[t] += 1.0 / 3.0
@@ -178,7 +177,7 @@ def test_single_full_columns_equal_the_kernel(kernel, sparse):
 def test_exact_pass_with_a_coreset_larger_than_the_cache():
     model = L2SVM(data(m=120), C=3.0, kernel=RBF(gamma=0.5))
     K = model.modified_gram()
-    prob = Problem(model, 3 * 120 * 8, "test", entry_bytes=8)  # 3 slots
+    prob = Problem(model, 3 * 120 * 8, "test")  # 3 slots
     assert prob.slots == 3
     members = np.arange(0, 120, 7, dtype=np.int64)
     prob.set_core(members)
@@ -213,7 +212,7 @@ def test_restricted_problem_gathers_the_coreset_columns(sparse):
 
     model = L2SVM(data(m=150, sparse=sparse), C=3.0, kernel=RBF(gamma=0.5))
     K = model.modified_gram()
-    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8, entry_bytes=8)
+    prob = Problem(model, 10**8, "test", dense_bytes=0 if sparse else 10**8)
     core_idx = np.array([4, 40, 77, 120], dtype=np.int64)
     prob.set_core(core_idx)
     prob.alpha[core_idx] = 0.25
@@ -222,11 +221,11 @@ def test_restricted_problem_gathers_the_coreset_columns(sparse):
     evals = int(prob.counters[fw_core.EVALS])
     sub = Restricted(prob, members, 10**7)
     assert prob.counters[fw_core.EVALS] == evals  # gathered, not computed
-    cols, _, _, slot_of, _, _, is_full = sub.cache
+    cols, slot_of, _, _, filled = sub.cache
     local = np.searchsorted(members, core_idx)
     for k, t in zip(local, core_idx, strict=True):
-        assert is_full[slot_of[k]]
-        np.testing.assert_array_equal(cols[slot_of[k]], prob.cache[0][prob.cache[3][t]][members])
+        assert filled[slot_of[k]] == members.size
+        np.testing.assert_array_equal(cols[slot_of[k]], prob.cache[0][prob.cache[1][t]][members])
         np.testing.assert_allclose(cols[slot_of[k]], K[members, t], atol=1e-14)
     np.testing.assert_array_equal(sub.s, prob.s[members])
     assert sub.ints[fw_core.Q] == core_idx.size

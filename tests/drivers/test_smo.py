@@ -508,4 +508,5 @@ def test_a_cached_row_is_completed_when_the_active_set_grows(rng, sparse, dtype)
         for i in (2, 9):
             row = core.get_row(i, Z, sqn, *_kernel_code(kernel), terms, cache, counters, buf, False)
             np.testing.assert_allclose(row[:m], expected[i, :m], rtol=tol, atol=tol)
-    assert counters[core.ROWS] == 2 and counters[core.EXTENDED] == 6
+    assert counters[core.ROWS] == 2
+    assert counters[core.EXTENDED] == 6
