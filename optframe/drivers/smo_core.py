@@ -250,16 +250,24 @@ def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
     """``out[p] = k(z_i, z_p)`` for the positions ``lo <= p < hi`` (blocks of ROW_BLOCK)."""
     q = _column(Z[0], i)
     for b0 in range(lo, hi, ROW_BLOCK):
-        b1 = min(hi, b0 + ROW_BLOCK)
-        bits = np.empty(b1 - b0, dtype=np.int64)
-        if Z[1].shape[0] > 0:
-            _sparse_block(i, Z, sqn, b0, b1, kind, gamma, coef0, degree, out[b0:b1], bits)
-        else:
-            _dense_block(q, Z[0], b0, b1, kind, gamma, coef0, degree, out[b0:b1], bits)
+        _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, b0, min(hi, b0 + ROW_BLOCK), out)
+
+
+@numba.njit(cache=True)
+def _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
+    bits = np.empty(hi - lo, dtype=np.int64)
+    if Z[1].shape[0] > 0:
+        _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
+    else:
+        _dense_block(q, Z[0], lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
 
 
 def _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
-    """Kernel row i over ``[lo, m)`` into ``rows[s]`` (float32 rows through ``buf``)."""
+    """Kernel row i over ``[lo, m)`` into ``rows[s]`` (float32 rows through ``buf``).
+
+    A whole row (``lo == 0``) keeps loops that start at 0: with the start as a variable, SMO's
+    steps on a9a (RBF, float32 rows) took 7% longer.
+    """
 
 
 @overload(_fill_slot, jit_options={"cache": True})
@@ -269,6 +277,8 @@ def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, 
         def direct(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
             if parallel and lo == 0:
                 fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
+            elif lo == 0:
+                fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
             else:
                 fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows[s])
 
@@ -277,11 +287,17 @@ def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, 
     def through_buffer(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
         if parallel and lo == 0:
             fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
+        elif lo == 0:
+            fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
         else:
             fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, buf)
         row = rows[s]
-        for p in range(lo, m):
-            row[p] = buf[p]
+        if lo == 0:
+            for p in range(m):
+                row[p] = buf[p]
+        else:
+            for p in range(lo, m):
+                row[p] = buf[p]
 
     return through_buffer
 
