@@ -9,6 +9,12 @@ Importing this module (``optframe/__init__`` does it first) asks numba's own loc
 they find a place for a module of ``optframe/drivers``; if not, it points ``NUMBA_CACHE_DIR`` at a
 folder in the temporary directory, and if even that fails, it lets the kernels compile without a
 cache (every process then compiles them again).
+
+It also serializes numba's cache writes across processes (:func:`serialize_cache_writes`):
+numba names a new specialization's data file by the first free number in the index it read, so
+two processes compiling two specializations of one kernel at once (two benchmark workers, say)
+could both write ``kernel.1.nbc``, and the index of one would then point at the other's machine
+code, which crashes the next process that loads it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["ensure_numba_cache", "fallback"]
+__all__ = ["ensure_numba_cache", "fallback", "serialize_cache_writes"]
 
 # A kernel module: the locators are asked about a function defined in this file.
 _KERNEL_FILE = Path(__file__).resolve().parent / "drivers" / "smo_core.py"
@@ -101,4 +107,55 @@ def ensure_numba_cache(kernel_file: Path = _KERNEL_FILE) -> str | None:
     return fallback
 
 
+def serialize_cache_writes() -> bool:
+    """Make numba's cache writes hold a lock file next to the index; whether it was done.
+
+    Inside the lock the index is read again, the data file is written before the index entry
+    that names it, and a new entry takes the first file number free in that fresh index. POSIX
+    only (``fcntl``); elsewhere numba's own writes are kept. A lock that cannot be opened (a
+    read-only cache place) falls back to numba's own write.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    import itertools
+
+    from numba.core.caching import IndexDataCacheFile
+
+    if getattr(IndexDataCacheFile.save, "_optframe_locked", False):
+        return True
+    unlocked = IndexDataCacheFile.save
+
+    def save(self: IndexDataCacheFile, key: object, data: object) -> None:
+        try:
+            lock = open(self._index_path + ".lock", "a+b")  # noqa: SIM115 (held below)
+        except OSError:
+            unlocked(self, key, data)
+            return
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                overloads = self._load_index()
+                data_name = overloads.get(key)
+                if data_name is None:
+                    taken = set(overloads.values())
+                    data_name = next(
+                        name
+                        for name in (self._data_name(i) for i in itertools.count(1))
+                        if name not in taken
+                    )
+                self._save_data(data_name, data)
+                overloads[key] = data_name
+                self._save_index(overloads)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    save._optframe_locked = True  # type: ignore[attr-defined]
+    save._numba_save = unlocked  # type: ignore[attr-defined]
+    IndexDataCacheFile.save = save  # type: ignore[method-assign]
+    return True
+
+
 ensure_numba_cache()
+serialize_cache_writes()

@@ -61,3 +61,42 @@ def test_a_writable_place_is_left_as_numba_chose_it(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert '"fallback": null' in done.stdout
     assert str(tmp_path / "numba") in done.stdout
+
+
+def _race(tmp_path, save):
+    """Two writers of two specializations that read the index at the same moment."""
+    import threading
+    import time
+
+    from numba.core.caching import IndexDataCacheFile
+
+    class Slow(IndexDataCacheFile):
+        def _load_index(self):
+            overloads = super()._load_index()
+            time.sleep(0.2)  # both writers hold the same (empty) index
+            return overloads
+
+    tmp_path.mkdir()
+    stamp = ("source", 1)
+    writers = [Slow(str(tmp_path), "kernel", stamp) for _ in range(2)]
+    threads = [
+        threading.Thread(target=save, args=(writer, f"key-{k}", f"code-{k}"))
+        for k, writer in enumerate(writers)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    reader = IndexDataCacheFile(str(tmp_path), "kernel", stamp)
+    return [reader.load(f"key-{k}") for k in range(2)]
+
+
+def test_concurrent_cache_writes_keep_each_specialization(tmp_path):
+    """Locked writes keep both entries, each with its own code; numba's own lose one."""
+    import optframe._numba_cache as cache
+    from numba.core.caching import IndexDataCacheFile
+
+    assert cache.serialize_cache_writes()
+    locked = IndexDataCacheFile.save
+    assert _race(tmp_path / "locked", locked) == ["code-0", "code-1"]
+    assert _race(tmp_path / "numba", locked._numba_save) != ["code-0", "code-1"]
