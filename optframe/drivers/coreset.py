@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from optframe.drivers import smo_core as core
 from optframe.drivers.kernel_cache import cache_slots
+from optframe.kernel_sums import kernel_sums, points
 
 
 class CoresetSteps:
@@ -121,24 +123,21 @@ class CoresetSteps:
     def gradient(self) -> NDArray[np.float64]:
         r""":math:`s = \tilde K\alpha` on the coreset, in the coreset's order.
 
-        From the coreset's rows of the members with :math:`\alpha > 0` (cached for the steps).
+        :math:`s = y\circ K(y\circ\alpha) + y\,(y^\top\alpha) + \rho\,\alpha`, the kernel part by
+        the compiled kernel sums over the coreset's points (the start's few members).
         """
         self.follow()
         prob, q = self.prob, self.q
         members = self.members[:q]
-        alpha = prob.alpha[members]
-        self.counters[core.ACTIVE] = q
-        terms = (self.sign[:q], 1.0, self.ridge, False)
-        s = np.zeros(q)
-        buf = np.empty(q)
-        Z = tuple(self.Z)
-        for p in np.flatnonzero(alpha):
-            row = core.get_row(
-                int(p), Z, self.sqn[:q], self.kind, self.gamma, self.coef0, self.degree, terms,
-                self.cache, self.counters, buf, False,
+        alpha, y = prob.alpha[members], self.sign[:q]
+        _, Z = points(prob.X[members])
+        sums = np.empty(q)
+        with threadpool_limits(limits=1, user_api="blas"):
+            kernel_sums(
+                Z, self.sqn[:q].copy(), self.kind, self.gamma, self.coef0, self.degree, y.copy(),
+                np.zeros(q), alpha, 0, q, sums,
             )  # fmt: skip
-            s += alpha[p] * row[:q]
-        return s
+        return sums + y * float(y @ alpha) + self.ridge * alpha
 
     @property
     def rows_computed(self) -> int:
