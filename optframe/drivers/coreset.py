@@ -33,7 +33,10 @@ class CoresetSteps:
     Parameters
     ----------
     prob : Problem
-        The Frank-Wolfe problem (CSR points, signs, kernel code, diagonal of :math:`\tilde K`).
+        The Frank-Wolfe problem (CSR points, signs, kernel code, diagonal of :math:`\tilde K`);
+        the methods take it again, so that no reference cycle keeps a problem and its column
+        cache alive after a solve (MFW on a5a: 0.35 s per solve, 0.63 s once earlier problems
+        awaited the garbage collector).
     cache_bytes : int
         Budget of the row cache (rows of the coreset's length; at least two rows).
     """
@@ -41,7 +44,6 @@ class CoresetSteps:
     def __init__(self, prob: Any, cache_bytes: int) -> None:
         X = prob.X
         m, d = X.shape
-        self.prob = prob
         self.kind, self.gamma, self.coef0, self.degree = (
             int(prob.kp[0]), float(prob.kp[1]), float(prob.kp[2]), float(prob.kp[3]),
         )  # fmt: skip
@@ -67,9 +69,8 @@ class CoresetSteps:
         self.q = 0
 
     # -------------------------------------------------------------------------- membership
-    def follow(self) -> None:
+    def follow(self, prob: Any) -> None:
         """Take the problem's coreset: append its new members, or start over if it changed."""
-        prob = self.prob
         q = prob.q
         members = prob.core[:q]
         if q < self.q or not np.array_equal(self.members[: self.q], members[: self.q]):
@@ -95,14 +96,14 @@ class CoresetSteps:
         core.build_columns(tuple(self.Z))
 
     # ------------------------------------------------------------------------------- solve
-    def solve(self, tol: float, max_steps: int) -> tuple[float, int, float]:
+    def solve(self, prob: Any, tol: float, max_steps: int) -> tuple[float, int, float]:
         r"""Minimize :math:`\alpha^\top\tilde K\alpha` on the coreset from the problem's state.
 
         Reads :math:`\alpha` and :math:`s` on the coreset from the problem, writes them back;
         returns ``(R, steps, gap)`` with :math:`R = \alpha^\top s`.
         """
-        self.follow()
-        prob, q = self.prob, self.q
+        self.follow(prob)
+        q = self.q
         members = self.members[:q]
         x, G = self.x[:q], self.G[:q]
         x[:] = prob.alpha[members]
@@ -120,14 +121,14 @@ class CoresetSteps:
         prob.s[members] = G
         return float(x @ G), int(steps), float(gap)
 
-    def gradient(self) -> NDArray[np.float64]:
+    def gradient(self, prob: Any) -> NDArray[np.float64]:
         r""":math:`s = \tilde K\alpha` on the coreset, in the coreset's order.
 
         :math:`s = y\circ K(y\circ\alpha) + y\,(y^\top\alpha) + \rho\,\alpha`, the kernel part by
         the compiled kernel sums over the coreset's points (the start's few members).
         """
-        self.follow()
-        prob, q = self.prob, self.q
+        self.follow(prob)
+        q = self.q
         members = self.members[:q]
         alpha, y = prob.alpha[members], self.sign[:q]
         _, Z = points(prob.X[members])

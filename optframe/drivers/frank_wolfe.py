@@ -162,7 +162,7 @@ class Problem:
     def core_s(self) -> None:
         """Compute s and R on the coreset from the coreset's rows."""
         members = self.core[: self.q]
-        self.s[members] = self.steps.gradient()
+        self.s[members] = self.steps.gradient(self)
         self.sc[core.S_R] = float(self.alpha[members] @ self.s[members])
 
     def grow_cache(self, cache_bytes: int) -> None:
@@ -226,7 +226,7 @@ class Problem:
 
     def smo(self, tol: float, max_steps: int) -> float:
         """Solve the coreset-restricted problem by SMO's loop (:mod:`.coreset`); the final gap."""
-        R, steps, gap = self.steps.solve(tol, max_steps)
+        R, steps, gap = self.steps.solve(self, tol, max_steps)
         self.sc[core.S_R] = R
         self.counters[core.SMO_STEPS] += steps
         return gap
