@@ -255,7 +255,7 @@ class SimplexQP(Structure):
             recover=lambda x, gradient: recover(x),
             bound_offset=float(self.offset),
             start=start,
-            objective=None if objective is None else (lambda x, gradient: objective(x, gradient)),
+            objective=objective,  # (alpha, s = K~ alpha): the box QP's (x, gradient)
             row_sign=sign.copy(),
             kernel_shift=1.0,
             ridge=float(self.ridge),

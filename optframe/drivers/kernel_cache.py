@@ -12,7 +12,7 @@ full columns of :math:`\tilde K = yy^\top \circ (K + 1) + \rho I` in the points'
 
 numba's cache does not track calls across modules: the compiled kernels of ``smo_core`` and
 ``fw_core`` keep the version of :func:`lru_slot` they were compiled with until their own file
-changes, so an edit here needs those two files touched (or the cache cleared) as well.
+changes, so an edit here needs those files (and ``smo_linear``) touched, or the cache cleared.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def cache_slots(length: int, budget: int, entry_bytes: int) -> int:
     return int(min(length, max(2, budget // (entry_bytes * max(length, 1)))))
 
 
+@numba.njit(cache=True)
 def lru_index(
     keys: int, slots: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:

@@ -96,6 +96,15 @@ def _check_feasible(dual: BoxQPDual, x: NDArray[np.float64], what: str) -> None:
         raise ModelError(f"SMO: {what} violates the equality row by {residual:.3g}")
 
 
+def _in_order(
+    x: NDArray[np.float64], G: NDArray[np.float64], perm: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``x`` and ``G`` from positions back to the variables' order (``perm[p]``: the variable)."""
+    x_out, G_out = np.empty(x.shape[0]), np.empty(x.shape[0])
+    x_out[perm], G_out[perm] = x, G
+    return x_out, G_out
+
+
 @contextmanager
 def _numba_threads(threads: int | None):
     """Run with ``threads`` numba threads (None: all of them), then restore the setting."""
@@ -482,8 +491,7 @@ class SMO(Driver):
             fresh_passes += 1
         if through_w:
             exact_weights()  # the drift of the kept w at the end
-        x_out, G_out = np.empty(n), np.empty(n)
-        x_out[perm], G_out[perm] = x, G
+        x_out, G_out = _in_order(x, G, perm)
         all_active = np.int64(n)
         final_gap, _, _ = core.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, False)
         if stalled and not tightened:  # a stall below the user's rule is the certificate's call
@@ -562,10 +570,7 @@ class SMO(Driver):
         nothing to compare (the certificate then judges).
         """
         if not math.isfinite(objective):
-            n = x.shape[0]
-            x_out, G_out = np.empty(n), np.empty(n)
-            x_out[perm], G_out[perm] = x, G
-            objective = float(model.objective(dual.recover(x_out, G_out)))
+            objective = float(model.objective(dual.recover(*_in_order(x, G, perm))))
         if not (math.isfinite(objective) and bound is not None and math.isfinite(bound)):
             return 0.0
         return gap_of(objective, bound, model.gap_scale(objective, bound))
@@ -575,9 +580,7 @@ class SMO(Driver):
         active = int(counters[core.ACTIVE])
         objective = math.nan
         if active == n and dual.objective is not None:
-            x_out, G_out = np.empty(n), np.empty(n)
-            x_out[perm], G_out[perm] = x, G
-            objective = float(dual.objective(x_out, G_out))
+            objective = float(dual.objective(*_in_order(x, G, perm)))
         return IterationRecord(
             iteration=steps,
             seconds=time.perf_counter() - start,

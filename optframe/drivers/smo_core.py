@@ -54,7 +54,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from optframe.drivers.kernel_cache import clear_cache, lru_slot
+from optframe.drivers.kernel_cache import clear_cache, lru_index, lru_slot
 from optframe.kernel_sums import exp_neg
 
 INF = math.inf
@@ -197,11 +197,8 @@ def row_cache(rows, keys):
     :mod:`~optframe.drivers.kernel_cache` and the number of valid entries of each slot (a row
     filled while fewer positions were active is completed over the new ones when next read).
     """
-    slots = rows.shape[0]
-    slot_of = np.full(keys, -1, dtype=np.int64)
-    owner = np.full(slots, -1, dtype=np.int64)
-    stamp = np.zeros(slots, dtype=np.int64)
-    return (rows, slot_of, owner, stamp, np.zeros(slots, dtype=np.int64))
+    slot_of, owner, stamp = lru_index(keys, rows.shape[0])
+    return (rows, slot_of, owner, stamp, np.zeros(rows.shape[0], dtype=np.int64))
 
 
 @numba.njit(cache=True)
