@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from certificate_check import certified_status
 from sklearn.svm import LinearSVC
+from xor_data import xor_data
 
 import optframe as of
 from optframe.data import Dataset
@@ -17,14 +18,7 @@ TIGHT = {"tol_gap_rel": 1e-12, "tol_gap_abs": 1e-12, "tol_feas": 1e-12}
 KERNELS = [RBF(gamma=0.5), Linear(), Polynomial(degree=2, gamma=0.5, coef0=0.0)]
 
 
-def data(m=80, seed=0, sparse=False):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, 3))
-    y = np.where(X[:, 0] * X[:, 1] + 0.4 * X[:, 2] + 0.3 * rng.normal(size=m) > 0, 1.0, -1.0)
-    if sparse:
-        X[np.abs(X) < 0.6] = 0.0
-        X = sp.csr_array(X)
-    return Dataset(X=X, y=y)
+data = xor_data
 
 
 def reference(model):

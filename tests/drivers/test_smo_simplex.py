@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from certificate_check import certified_status
+from xor_data import xor_data
 
 import optframe as of
 from optframe.capabilities import BoxQPDual, SimplexQP
-from optframe.data import Dataset
 from optframe.drivers import SMO
 from optframe.errors import ModelError
 from optframe.kernels import RBF, Linear, Polynomial
@@ -25,13 +25,7 @@ IDS = ["linear", "rbf", "poly"]
 
 
 def data(m=120, seed=0, sparse=False):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, 4))
-    y = np.where(X[:, 0] * X[:, 1] + 0.4 * X[:, 2] + 0.3 * rng.normal(size=m) > 0, 1.0, -1.0)
-    if sparse:
-        X[np.abs(X) < 0.6] = 0.0
-        X = sp.csr_array(X)
-    return Dataset(X=X, y=y)
+    return xor_data(m, seed, sparse, d=4)
 
 
 def k_tilde(simplex: SimplexQP) -> np.ndarray:
