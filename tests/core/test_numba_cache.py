@@ -93,8 +93,9 @@ def _race(tmp_path, save):
 
 def test_concurrent_cache_writes_keep_each_specialization(tmp_path):
     """Locked writes keep both entries, each with its own code; numba's own lose one."""
-    import optframe._numba_cache as cache
     from numba.core.caching import IndexDataCacheFile
+
+    import optframe._numba_cache as cache
 
     assert cache.serialize_cache_writes()
     locked = IndexDataCacheFile.save
