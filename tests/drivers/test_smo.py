@@ -510,3 +510,18 @@ def test_a_cached_row_is_completed_when_the_active_set_grows(rng, sparse, dtype)
             np.testing.assert_allclose(row[:m], expected[i, :m], rtol=tol, atol=tol)
     assert counters[core.ROWS] == 2
     assert counters[core.EXTENDED] == 6
+
+
+def test_the_gradients_after_the_first_are_exact():
+    """Later gradients are the last exact one plus Q times the change of x: still Q x + c.
+
+    A tightened rule makes several passes (checked); the reported dual value is computed from
+    the final gradient, so a pass that dropped the earlier gradient or the change shows here.
+    """
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    model = WeightedSVM(Dataset(X=X, y=np.where(y > 0, 1.0, -1.0)), C=10.0, kernel=RBF(gamma=0.05))
+    result = of.solve(model, driver=SMO(max_iter=100_000), gap_tol=1e-9)
+    assert result.stats["gradient_passes"] >= 4
+    value = model.dual_objective(result.solution["alpha"])
+    assert result.stats["dual_objective"] == pytest.approx(value, rel=1e-12, abs=1e-12)
