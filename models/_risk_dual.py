@@ -188,8 +188,9 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     :math:`v = -q\odot\theta`, for :math:`\theta` clipped into :math:`c_i\operatorname{dom}
     \ell^*` and, with an intercept, :math:`\mathbf 1^\top v = 0` by
     :func:`~optframe.duality.balance`. Candidates: the solution's ``alpha`` (whose :math:`Kv`
-    the objective already computed, when no repair moved it), then the loss's subgradient at its
-    :math:`f` (the representer theorem's :math:`v` at an optimum), unless the first closes.
+    the objective already computed), then the loss's subgradient at its :math:`f` (the
+    representer theorem's :math:`v` at an optimum), unless the first closes. Each
+    :math:`v^\top K v` starts from the solution's own :math:`Kv` (:func:`_quad_from_own`).
     """
     low, high = _box(model)
     q, c, l2 = model.slope, model.costs, model.penalty_term.l2
@@ -205,7 +206,7 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     candidates.append(lambda: c * model.losses.derivative(model.loss_argument(solution)))
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
     best = -np.inf
-    for index, candidate in enumerate(candidates):
+    for candidate in candidates:
         v = -q * np.clip(np.nan_to_num(candidate()), low, high)
         if model.fit_intercept:
             v = balanced(v, v_low, v_high)
@@ -213,7 +214,7 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
                 return -math.inf
         value = loss_part(model, v)
         quad = None
-        if index == 0 and own is not None:  # the solution's alpha: its K v is known
+        if own is not None:  # the solution's alpha: its K v is known
             quad = _quad_from_own(model, v, own, l2 * f, value)
         if quad is None:
             quad = float(v @ model.kernel_values(v))
@@ -226,17 +227,22 @@ def kernel_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
 def _quad_from_own(
     model: EmpiricalRisk, v: NDArray, own: NDArray, Kown: NDArray, value: float
 ) -> float | None:
-    r"""An upper bound on :math:`v^\top K v` from the solution's own :math:`K v_0` (no new row).
+    r""":math:`v^\top K v`, or an upper bound on it, from the solution's own :math:`K v_0`.
 
-    With :math:`d = v_0 - v` (the clip and balance), :math:`v^\top K v = v_0^\top K v_0 -
-    2 d^\top K v_0 + d^\top K d` and :math:`d^\top K d \le \lVert d\rVert_1^2 \max_i
-    k(x_i, x_i)`, so the dual value built on it stays a bound. ``None`` when that last term is
-    not negligible (then :math:`Kv` is computed).
+    With :math:`d = v_0 - v`, :math:`v^\top K v = v_0^\top K v_0 - 2 d^\top K v_0 +
+    d^\top K d`. When :math:`d` is tiny (the clip and balance of the solution's own
+    multipliers), :math:`d^\top K d \le \lVert d\rVert_1^2 \max_i k(x_i, x_i)` keeps the
+    dual value built on it a bound without any new kernel value. Otherwise :math:`K d` is
+    computed when :math:`d` has fewer non-zeros than :math:`v` (the subgradient candidate
+    differs from an SMO solution's multipliers near the margin only: a9a, RBF, 32,561 rows,
+    11,580 support vectors). ``None`` when computing :math:`Kv` itself is cheaper.
     """
     d = own - v
     if not d.any():
         return float(own @ Kown)
     worst = float(np.abs(d).sum()) ** 2 * float(np.max(model._kernel.diagonal(model.data.X)))
-    if 0.5 * worst / model.penalty_term.l2 > 1e-12 * max(1.0, abs(value)):
+    if 0.5 * worst / model.penalty_term.l2 <= 1e-12 * max(1.0, abs(value)):
+        return float(own @ Kown) - 2.0 * float(d @ Kown) + worst
+    if np.count_nonzero(d) >= np.count_nonzero(v):
         return None
-    return float(own @ Kown) - 2.0 * float(d @ Kown) + worst
+    return float(own @ Kown) - 2.0 * float(d @ Kown) + float(d @ model.kernel_values(d))

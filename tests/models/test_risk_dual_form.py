@@ -121,3 +121,35 @@ def test_the_kernel_bound_reuses_the_solutions_kv_only_where_it_stays_a_bound():
     bound = kernel_dual_bound(model, solution)
     assert bound <= exact + 1e-12 * abs(exact)
     assert bound == pytest.approx(exact, rel=1e-11)
+
+
+def test_the_kernel_bound_from_the_change_of_v_equals_the_direct_one(monkeypatch):
+    """The subgradient candidate's v'Kv from K v_0 and K d (d with few non-zeros) is exact.
+
+    A solution whose alpha lost a few support vectors (and so its balance): both candidates
+    differ from it on fewer rows than their own support, so the bound computes K d only. The
+    same bound with every v'Kv computed directly from the dense kernel matrix is the
+    reference.
+    """
+    from optframe.models import _risk_dual
+
+    kernel = RBF(gamma=0.5)
+    model = EmpiricalRisk(SVM, Hinge(), C=2.0, kernel=kernel)
+    alpha = of.solve(model).solution["alpha"].copy()
+    support = np.flatnonzero(alpha)
+    alpha[support[:3]] = 0.0
+    solution = {"alpha": alpha, "intercept": np.array([0.0])}
+    K = kernel.matrix(SVM.X)
+    sizes = []
+
+    def dense_values(self, v):
+        sizes.append(np.count_nonzero(v))
+        return K @ v
+
+    monkeypatch.setattr(EmpiricalRisk, "kernel_values", dense_values)
+    bound = _risk_dual.kernel_dual_bound(model, solution)
+    assert len(sizes) >= 2
+    assert max(sizes[1:]) < sizes[0]  # after the solution's own K v: K d only
+    monkeypatch.setattr(_risk_dual, "_quad_from_own", lambda *args: None)
+    direct = _risk_dual.kernel_dual_bound(model, solution)
+    assert bound == pytest.approx(direct, rel=1e-12)
