@@ -58,8 +58,9 @@ def row_points(Z: tuple, dtype: Any = np.float64) -> tuple:
 
     ``(XT, indptr, indices, values, colptr, rowpos, colval)``: dense points as the columns of a
     C-contiguous ``XT`` (d, n), so a row streams d contiguous arrays; sparse points as CSR rows
-    and a column copy (a row scatters its non-zeros' columns). ``dtype=np.float32`` halves the
-    memory a row reads (the products are still summed in float64).
+    and a column copy (a row scatters its non-zeros' columns), binary ones also with their bits
+    in ``XT`` (n, words), in ``dtype``'s view. ``dtype=np.float32`` halves the memory a row
+    reads (the products are still summed in float64).
     """
     X, indptr, indices, values, scratch = Z
     if indptr.shape[0] == 0:
@@ -76,7 +77,8 @@ def row_points(Z: tuple, dtype: Any = np.float64) -> tuple:
         )
     nnz = values.shape[0]
     columns = (np.zeros(scratch.shape[0] + 1, dtype=np.int64), np.empty(nnz, dtype=np.int64))
-    Zr = (np.empty((0, 0), dtype), indptr.copy(), indices.copy(), values.astype(dtype), *columns,
+    bits = X.view(dtype).copy() if X.shape[0] > 0 else np.empty((0, 0), dtype)  # binary points
+    Zr = (bits, indptr.copy(), indices.copy(), values.astype(dtype), *columns,
           np.empty(nnz, dtype))  # fmt: skip
     core.build_columns(Zr)
     return Zr

@@ -31,7 +31,9 @@ position ``p``. The active (unshrunk) variables are the positions ``0 .. m-1`` (
 and of the points), so every O(n) pass and every kernel row costs the active set only. The
 points of the steps travel as ``Z = (XT, indptr, indices, values, colptr, rowpos, colval)``:
 dense points as the columns of ``XT`` (d, n), or, when ``indptr`` is not empty, CSR rows with a
-column copy (see :func:`_sparse_block`); float32 points halve a row's memory traffic. The
+column copy (see :func:`_sparse_block`) and, for binary points, their bits as the rows of ``XT``
+(n, words) viewed as floats (:func:`optframe.kernel_sums.binary_bits`; else ``XT`` is empty);
+float32 points halve a row's memory traffic. The
 kernel-row cache is an LRU of rows over the active positions in a ``(slots, n)`` array (float64
 or float32; :func:`row_cache`); it is emptied whenever positions move, and a row filled while
 fewer positions were active is completed over the new ones only. ``up`` and ``low`` are kept as
@@ -55,7 +57,7 @@ from numba import types
 from numba.extending import overload
 
 from optframe.drivers.kernel_cache import clear_cache, lru_index, lru_slot
-from optframe.kernel_sums import exp_neg
+from optframe.kernel_sums import common_bits, exp_neg
 
 INF = math.inf
 
@@ -128,6 +130,35 @@ def _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out, bits):
 
 
 @numba.njit(cache=True)
+def _bits_block(i, B, sqn, lo, hi, kind, gamma, coef0, degree, out, bits):
+    """Same for binary points from their bits ``B`` (n, words): a popcount per word."""
+    m = hi - lo
+    for t in range(m):
+        out[t] = common_bits(B, i, B, lo + t)
+    if kind == 1:
+        si = sqn[i]
+        for t in range(m):
+            out[t] = max(si + sqn[lo + t] - 2.0 * out[t], 0.0)
+        exp_neg(out, gamma, bits)
+    elif kind == 2:
+        for t in range(m):
+            out[t] = (gamma * out[t] + coef0) ** degree
+
+
+@numba.njit(cache=True, inline="always")
+def _block(i, q, Z, sqn, lo, hi, kind, gamma, coef0, degree, out, bits):
+    """One block of kernel row i by the points' layout: bits, CSR columns or dense columns."""
+    if Z[1].shape[0] > 0:
+        if Z[0].shape[0] > 0:
+            _bits_block(i, Z[0].view(np.uint64), sqn, lo, hi, kind, gamma, coef0, degree, out,
+                        bits)  # fmt: skip
+        else:
+            _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out, bits)
+    else:
+        _dense_block(q, Z[0], lo, hi, kind, gamma, coef0, degree, out, bits)
+
+
+@numba.njit(cache=True)
 def build_columns(Z):
     """Rebuild the column copy ``(colptr, rowpos, colval)`` of the CSR rows of Z, in place."""
     _, indptr, indices, values, colptr, rowpos, colval = Z
@@ -146,7 +177,11 @@ def build_columns(Z):
 
 
 @numba.njit(cache=True)
-def _column(XT, i):
+def _column(Z, i):
+    """Dense point i as a float64 array (empty for CSR points)."""
+    if Z[1].shape[0] > 0:
+        return np.empty(0)
+    XT = Z[0]
     q = np.empty(XT.shape[0])
     for f in range(XT.shape[0]):
         q[f] = XT[f, i]
@@ -160,7 +195,7 @@ def fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, out):
     ``Z = (XT, indptr, indices, values, colptr, rowpos, colval)``: dense points as the columns
     of ``XT`` (d, n), or, when ``indptr`` is not empty, CSR rows with a column copy.
     """
-    q = _column(Z[0], i)
+    q = _column(Z, i)
     for b in range((m + ROW_BLOCK - 1) // ROW_BLOCK):
         _one_block(i, q, Z, sqn, kind, gamma, coef0, degree, m, out, b)
 
@@ -168,7 +203,7 @@ def fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, out):
 @numba.njit(cache=True, parallel=True)
 def fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, out):
     """:func:`fill_row_serial` with the blocks spread over the threads (the same values)."""
-    q = _column(Z[0], i)
+    q = _column(Z, i)
     for b in numba.prange((m + ROW_BLOCK - 1) // ROW_BLOCK):
         _one_block(i, q, Z, sqn, kind, gamma, coef0, degree, m, out, b)
 
@@ -178,10 +213,7 @@ def _one_block(i, q, Z, sqn, kind, gamma, coef0, degree, m, out, b):
     lo = b * ROW_BLOCK
     hi = min(m, lo + ROW_BLOCK)
     bits = np.empty(hi - lo, dtype=np.int64)
-    if Z[1].shape[0] > 0:
-        _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
-    else:
-        _dense_block(q, Z[0], lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
+    _block(i, q, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
 
 
 def plain_terms(n):
@@ -245,7 +277,7 @@ def get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf, 
 @numba.njit(cache=True)
 def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
     """``out[p] = k(z_i, z_p)`` for the positions ``lo <= p < hi`` (blocks of ROW_BLOCK)."""
-    q = _column(Z[0], i)
+    q = _column(Z, i)
     for b0 in range(lo, hi, ROW_BLOCK):
         _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, b0, min(hi, b0 + ROW_BLOCK), out)
 
@@ -253,10 +285,7 @@ def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
 @numba.njit(cache=True)
 def _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
     bits = np.empty(hi - lo, dtype=np.int64)
-    if Z[1].shape[0] > 0:
-        _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
-    else:
-        _dense_block(q, Z[0], lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
+    _block(i, q, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
 
 
 def _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
@@ -646,6 +675,10 @@ def permute(order, Z, vectors, perm):
                 p += 1
         indptr[order.shape[0]] = p
         build_columns(Z)
+        if XT.shape[0] > 0:  # the bits of binary points
+            old_bits = XT.copy()
+            for t in range(order.shape[0]):
+                XT[t] = old_bits[order[t]]
     else:
         for f in range(XT.shape[0]):
             _permute(XT[f], order)

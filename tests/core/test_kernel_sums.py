@@ -41,3 +41,33 @@ def test_the_models_compiled_path_gives_the_same_certificate(model_class, monkey
     monkeypatch.setattr(risk_module, "COMPILED_SUMS_FROM", 0)
     fresh = model_class(Dataset(X=X, y=y), C=2.0, kernel=RBF(gamma=0.4))
     np.testing.assert_allclose(fresh.kernel_values(v), numpy_values, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=["linear", "rbf", "poly"])
+def test_binary_points_are_summed_from_their_bits(kernel):
+    from optframe.kernel_sums import points
+
+    rng = np.random.default_rng(2)
+    X = (rng.random((80, 130)) < 0.1).astype(float)
+    v = rng.normal(size=80) * (rng.random(80) < 0.6)
+    Z = points(sp.csr_array(X))[1]
+    assert Z[0].shape == (80, 3)  # 130 features in three words
+    expected = kernel.matrix(X) @ v
+    got = kernel_times(kernel, sp.csr_array(X), v)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_only_canonical_binary_points_with_few_features_get_bits():
+    from optframe.kernel_sums import binary_bits
+
+    rng = np.random.default_rng(3)
+    X = sp.csr_array((rng.random((20, 70)) < 0.2).astype(float))
+    bits = binary_bits(X).view(np.uint64)
+    np.testing.assert_array_equal(
+        [[(int(word) >> b) & 1 for word in row for b in range(64)][:70] for row in bits],
+        X.toarray(),
+    )
+    assert binary_bits(2.0 * X) is None  # a value other than 1
+    assert binary_bits(sp.csr_array((rng.random((5, 600)) < 0.2).astype(float))) is None
+    doubled = sp.csr_array((np.ones(2), np.array([1, 1]), np.array([0, 2])), shape=(1, 4))
+    assert binary_bits(doubled) is None  # a duplicate entry (its value is 2)

@@ -278,11 +278,23 @@ def test_iteration_limit_reports_a_valid_bound():
     assert not math.isnan(result.objective)
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+# --------------------------------------------------------------- fast paths
+LAYOUTS = ["dense", "sparse", "binary"]  # binary: CSR with every value 1, rows from bits
+
+
+def _random_points(rng, n, d, layout, density=0.2):
+    if layout == "binary":
+        X = (rng.random((n, d)) < density).astype(float)
+    else:
+        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < (1.0 if layout == "dense" else density))
+    X[3] = X[1]  # a duplicate: exact zero distance
+    return X if layout == "dense" else sp.csr_array(X)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=2, gamma=0.5)])
-def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
-    X = rng.normal(size=(30, 4)) * (rng.random((30, 4)) < 0.5)
-    X, Z = points(sp.csr_array(X) if sparse else X)
+def test_cached_rows_equal_the_kernel(rng, kernel, layout):
+    X, Z = points(_random_points(rng, 30, 4, layout, density=0.5))
     Z = row_points(Z)
     sqn = Linear().diagonal(X)
     n = X.shape[0]
@@ -299,19 +311,13 @@ def test_cached_rows_equal_the_kernel(rng, kernel, sparse):
     assert counters[core.HITS] == 1
 
 
-# --------------------------------------------------------------- fast paths (issue 4 speed-ups)
-def _random_points(rng, n, d, sparse):
-    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < (0.2 if sparse else 1.0))
-    X[3] = X[1]  # a duplicate: exact zero distance
-    return sp.csr_array(X) if sparse else X
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=3, gamma=0.2)])
-def test_parallel_rows_equal_serial_rows(rng, kernel, sparse, dtype):
+def test_parallel_rows_equal_serial_rows(rng, kernel, layout, dtype):
     n, m = 3 * core.ROW_BLOCK + 17, 2 * core.ROW_BLOCK + 5  # several blocks; a prefix m < n
-    X, Z = points(_random_points(rng, n, 7, sparse))
+    X, Z = points(_random_points(rng, n, 7 if layout != "binary" else 70, layout))
+    assert (Z[0].shape[0] > 0) == (layout != "sparse")  # binary points carry their bits
     Zr = row_points(Z, dtype)
     sqn = Linear().diagonal(X)
     code = _kernel_code(kernel)
@@ -340,13 +346,13 @@ def test_exp_neg_within_one_ulp(rng):
     assert out[0] == 1.0
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=2, gamma=0.5)])
-def test_bulk_gradient_matches_kernel_and_ignores_threads(rng, kernel, sparse):
+def test_bulk_gradient_matches_kernel_and_ignores_threads(rng, kernel, layout):
     import numba
 
     n = 700
-    X, Z = points(_random_points(rng, n, 9, sparse))
+    X, Z = points(_random_points(rng, n, 9 if layout != "binary" else 130, layout))
     sqn = Linear().diagonal(X)
     a = rng.choice([-1.0, 1.0], n)
     c = rng.normal(size=n)
@@ -488,11 +494,10 @@ def test_dense_enough_sparse_points_are_made_dense(rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-def test_a_cached_row_is_completed_when_the_active_set_grows(rng, sparse, dtype):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_cached_row_is_completed_when_the_active_set_grows(rng, layout, dtype):
     """Positions appended at the end (the CVM's coreset): only the new entries are computed."""
-    X = rng.normal(size=(50, 4)) * (rng.random((50, 4)) < (0.4 if sparse else 1.0))
-    _, Z = points(sp.csr_array(X) if sparse else X)
+    X, Z = points(_random_points(rng, 50, 4, layout, density=0.4))
     Z = row_points(Z, dtype)
     kernel = RBF(gamma=0.6)
     n, full = X.shape[0], kernel.matrix(X)
@@ -525,3 +530,25 @@ def test_the_gradients_after_the_first_are_exact():
     assert result.stats["gradient_passes"] >= 4
     value = model.dual_objective(result.solution["alpha"])
     assert result.stats["dual_objective"] == pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+def test_smo_on_binary_points_takes_the_same_steps_with_and_without_bits(monkeypatch):
+    """Rows and gradients from bits equal those by columns: the same steps, the same alpha.
+
+    1,500 points, so shrinking permutes the points (and their bits) several times.
+    """
+    import optframe.kernel_sums as sums
+
+    rng = np.random.default_rng(4)
+    X = sp.csr_array((rng.random((1500, 150)) < 0.08).astype(float))
+    w = rng.normal(size=150)
+    y = np.where(X @ w + 0.5 * rng.normal(size=1500) > 0, 1.0, -1.0)
+    model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.05))
+    assert points(X)[1][0].shape == (1500, 3)
+    bits = of.solve(model, driver=SMO(tol=1e-4))
+    monkeypatch.setattr(sums, "BIT_WORDS_MAX", 0)
+    assert points(X)[1][0].shape == (0, 0)
+    columns = of.solve(model, driver=SMO(tol=1e-4))
+    assert bits.stats["steps"] == columns.stats["steps"] > 1500
+    np.testing.assert_array_equal(bits.solution["alpha"], columns.solution["alpha"])
+    assert bits.status is of.Status.OPTIMAL
