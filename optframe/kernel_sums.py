@@ -6,9 +6,9 @@ The primitives every kernel method shares: a kernel value from an inner product
 scratch and the models' kernel products (:func:`kernel_times`, behind
 ``EmpiricalRisk.kernel_values``) both use. Points travel as ``Z = (X, indptr, indices, values,
 scratch)`` (:func:`points`): dense rows of ``X``, or CSR arrays when ``indptr`` is not empty.
-Binary CSR points (every stored value 1, at most ``64 * BIT_WORDS_MAX`` features) also carry
-their bits in ``X`` (:func:`binary_bits`): an inner product is then the popcount of an AND
-(a9a, 123 features in two words: a kernel row 7 times faster than by columns).
+Binary CSR points (every stored value 1, few features, dense enough columns) also carry their
+bits in ``X`` (:func:`binary_bits`): an inner product is then the popcount of an AND (a9a, 123
+features in two words: a kernel row 7 times faster than by columns).
 
 numba's cache does not track calls across modules: the drivers' kernels that call these keep
 the version they were compiled with until their own file changes (touch ``smo_core.py`` and
@@ -71,17 +71,23 @@ def _pack_bits(n, indptr, indices, B):
 
 
 def binary_bits(X: Any) -> NDArray[np.float64] | None:
-    """The rows of CSR ``X`` as bits, ``(n, words)`` uint64 viewed as float64; else ``None``.
+    r"""The rows of CSR ``X`` as bits, ``(n, words)`` uint64 viewed as float64; else ``None``.
 
-    ``None`` unless every stored value is 1, the indices are canonical (sorted, no duplicates)
-    and there are at most ``64 * BIT_WORDS_MAX`` features: above that a row's words cost more
-    than its non-zeros' columns.
+    ``None`` unless every stored value is 1, the indices are canonical (sorted, no duplicates),
+    there are at most ``64 * BIT_WORDS_MAX`` features, and a point's words are fewer than the
+    products a kernel value costs by columns, :math:`\sum_f n_f^2 / n^2` (:math:`n_f` the
+    points with feature f; see ``smo_core._sparse_block``). a9a: 2 words against 6.2 products
+    (bits: kernel sums 3.2 times faster); w8a: 5 words against 1.3 (columns stay, 9% faster).
     """
-    words = (X.shape[1] + 63) // 64
+    n, d = X.shape
+    words = (d + 63) // 64
     if words > BIT_WORDS_MAX or not X.has_canonical_format or not np.all(X.data == 1.0):
         return None
-    B = np.zeros((X.shape[0], max(words, 1)), dtype=np.uint64)
-    _pack_bits(X.shape[0], np.asarray(X.indptr, np.int64), np.asarray(X.indices, np.int64), B)
+    per_column = np.bincount(np.asarray(X.indices), minlength=d).astype(np.float64)
+    if words >= float(per_column @ per_column) / max(n, 1) ** 2:
+        return None
+    B = np.zeros((n, max(words, 1)), dtype=np.uint64)
+    _pack_bits(n, np.asarray(X.indptr, np.int64), np.asarray(X.indices, np.int64), B)
     return B.view(np.float64)
 
 

@@ -48,7 +48,7 @@ def test_binary_points_are_summed_from_their_bits(kernel):
     from optframe.kernel_sums import points
 
     rng = np.random.default_rng(2)
-    X = (rng.random((80, 130)) < 0.1).astype(float)
+    X = (rng.random((80, 130)) < 0.2).astype(float)  # 5.2 products by columns: bits
     v = rng.normal(size=80) * (rng.random(80) < 0.6)
     Z = points(sp.csr_array(X))[1]
     assert Z[0].shape == (80, 3)  # 130 features in three words
@@ -61,13 +61,15 @@ def test_only_canonical_binary_points_with_few_features_get_bits():
     from optframe.kernel_sums import binary_bits
 
     rng = np.random.default_rng(3)
-    X = sp.csr_array((rng.random((20, 70)) < 0.2).astype(float))
+    X = sp.csr_array((rng.random((20, 70)) < 0.3).astype(float))
     bits = binary_bits(X).view(np.uint64)
     np.testing.assert_array_equal(
         [[(int(word) >> b) & 1 for word in row for b in range(64)][:70] for row in bits],
         X.toarray(),
     )
     assert binary_bits(2.0 * X) is None  # a value other than 1
+    sparse_columns = sp.csr_array((rng.random((50, 70)) < 0.1).astype(float))
+    assert binary_bits(sparse_columns) is None  # 2 words against 0.7 products by columns
     assert binary_bits(sp.csr_array((rng.random((5, 600)) < 0.2).astype(float))) is None
     doubled = sp.csr_array((np.ones(2), np.array([1, 1]), np.array([0, 2])), shape=(1, 4))
     assert binary_bits(doubled) is None  # a duplicate entry (its value is 2)

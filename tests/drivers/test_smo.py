@@ -283,8 +283,8 @@ LAYOUTS = ["dense", "sparse", "binary"]  # binary: CSR with every value 1, rows 
 
 
 def _random_points(rng, n, d, layout, density=0.2):
-    if layout == "binary":
-        X = (rng.random((n, d)) < density).astype(float)
+    if layout == "binary":  # enough features and non-zeros for bits (kernel_sums.binary_bits)
+        X = (rng.random((n, max(d, 70))) < 0.2).astype(float)
     else:
         X = rng.normal(size=(n, d)) * (rng.random((n, d)) < (1.0 if layout == "dense" else density))
     X[3] = X[1]  # a duplicate: exact zero distance
@@ -295,6 +295,7 @@ def _random_points(rng, n, d, layout, density=0.2):
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=2, gamma=0.5)])
 def test_cached_rows_equal_the_kernel(rng, kernel, layout):
     X, Z = points(_random_points(rng, 30, 4, layout, density=0.5))
+    assert (Z[1].size > 0 and Z[0].shape[0] > 0) == (layout == "binary")  # bits
     Z = row_points(Z)
     sqn = Linear().diagonal(X)
     n = X.shape[0]
@@ -316,8 +317,8 @@ def test_cached_rows_equal_the_kernel(rng, kernel, layout):
 @pytest.mark.parametrize("kernel", [Linear(), RBF(gamma=0.3), Polynomial(degree=3, gamma=0.2)])
 def test_parallel_rows_equal_serial_rows(rng, kernel, layout, dtype):
     n, m = 3 * core.ROW_BLOCK + 17, 2 * core.ROW_BLOCK + 5  # several blocks; a prefix m < n
-    X, Z = points(_random_points(rng, n, 7 if layout != "binary" else 70, layout))
-    assert (Z[0].shape[0] > 0) == (layout != "sparse")  # binary points carry their bits
+    X, Z = points(_random_points(rng, n, 7, layout))
+    assert (Z[1].size > 0 and Z[0].shape[0] > 0) == (layout == "binary")  # bits
     Zr = row_points(Z, dtype)
     sqn = Linear().diagonal(X)
     code = _kernel_code(kernel)
@@ -352,7 +353,8 @@ def test_bulk_gradient_matches_kernel_and_ignores_threads(rng, kernel, layout):
     import numba
 
     n = 700
-    X, Z = points(_random_points(rng, n, 9 if layout != "binary" else 130, layout))
+    X, Z = points(_random_points(rng, n, 9, layout))
+    assert (Z[1].size > 0 and Z[0].shape[0] > 0) == (layout == "binary")  # bits
     sqn = Linear().diagonal(X)
     a = rng.choice([-1.0, 1.0], n)
     c = rng.normal(size=n)
@@ -498,6 +500,7 @@ def test_dense_enough_sparse_points_are_made_dense(rng):
 def test_a_cached_row_is_completed_when_the_active_set_grows(rng, layout, dtype):
     """Positions appended at the end (the CVM's coreset): only the new entries are computed."""
     X, Z = points(_random_points(rng, 50, 4, layout, density=0.4))
+    assert (Z[1].size > 0 and Z[0].shape[0] > 0) == (layout == "binary")  # bits
     Z = row_points(Z, dtype)
     kernel = RBF(gamma=0.6)
     n, full = X.shape[0], kernel.matrix(X)
@@ -540,10 +543,10 @@ def test_smo_on_binary_points_takes_the_same_steps_with_and_without_bits(monkeyp
     import optframe.kernel_sums as sums
 
     rng = np.random.default_rng(4)
-    X = sp.csr_array((rng.random((1500, 150)) < 0.08).astype(float))
+    X = sp.csr_array((rng.random((1500, 150)) < 0.2).astype(float))
     w = rng.normal(size=150)
     y = np.where(X @ w + 0.5 * rng.normal(size=1500) > 0, 1.0, -1.0)
-    model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.05))
+    model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.02))
     assert points(X)[1][0].shape == (1500, 3)
     bits = of.solve(model, driver=SMO(tol=1e-4))
     monkeypatch.setattr(sums, "BIT_WORDS_MAX", 0)
