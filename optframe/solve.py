@@ -180,13 +180,14 @@ def solve(
     )
     tol, max_iter, time_limit = checked["tol"], checked["max_iter"], checked["time_limit"]
     threads, verbose = checked["threads"], bool(verbose)
-    rule = None
+    rule, fallback = None, None
     if isinstance(driver, str) and driver.lower() == "auto":
         choice = choose(
             model, backend if isinstance(backend, str) else "auto", bool(solver_options)
         )
         chosen, rule = choice.driver, choice.rule
-        backend = choice.backend or backend
+        if choice.backend is not None:
+            fallback, backend = backend, choice.backend
     else:
         chosen = _driver(driver)
     chosen.check(model)
@@ -199,7 +200,8 @@ def solve(
         solver_options=dict(solver_options or {}),
         gap_tol=gap_tol,
     )
-    result = chosen.run(model, RunContext(backend=backend, options=options, callback=callback))
+    context = RunContext(backend=backend, options=options, callback=callback, fallback=fallback)
+    result = chosen.run(model, context)
     explicit = gap_tol is not None or tol is not None
     if rule is not None:
         result = replace(result, stats={**result.stats, "auto_rule": rule})

@@ -80,7 +80,9 @@ class Choice:
     """The driver ``auto`` picked, the rule that picked it, and its back-end if it names one.
 
     ``backend`` is ``None`` when the rule leaves the back-end to the caller (``"auto"``: the
-    reference solver of the problem class).
+    reference solver of the problem class). A back-end a rule prefers falls back to the
+    caller's when it refuses the formulation built for it (:class:`~optframe.drivers.base.
+    RunContext`'s ``fallback``): the rule reads the model's shape, the back-end the built LP.
     """
 
     driver: Driver

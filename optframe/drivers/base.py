@@ -38,11 +38,15 @@ class RunContext:
     callback : callable, optional
         Called with each :class:`~optframe.result.IterationRecord`; returning ``True`` stops the
         driver.
+    fallback : str, optional
+        The back-end to use instead of ``backend`` when ``backend`` refuses the formulation built
+        for it (``driver="auto"`` prefers a back-end by a rule, the user did not name it).
     """
 
     backend: str
     options: SolveOptions
     callback: Callback | None = None
+    fallback: str | None = None
 
 
 @dataclass(frozen=True)

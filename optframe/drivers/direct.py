@@ -40,6 +40,12 @@ def _recover(formulation: Formulation, raw: BackendResult) -> tuple[dict, str]:
         return {}, f" (its last point is not a solution: {exc})"
 
 
+def _refusal(backend: Backend, formulation: Formulation) -> str | None:
+    """Why ``backend`` does not take ``formulation`` (its ``refusal``, if it has one)."""
+    refusal = getattr(backend, "refusal", None)
+    return refusal(formulation) if refusal is not None else None
+
+
 def _solve_in_time(
     backend: Backend, formulation: Formulation, options: SolveOptions, spent: float
 ) -> BackendResult:
@@ -84,6 +90,10 @@ class Direct(Driver):
         model.check_form(self.form)
         backend = resolve_backend(context.backend, model, self.form)
         formulation = model.build(backend.layer, form=self.form)
+        refused = _refusal(backend, formulation) if context.fallback is not None else None
+        if refused is not None:
+            backend = resolve_backend(context.fallback, model, self.form)
+            formulation = model.build(backend.layer, form=self.form)
         built = time.perf_counter()
         raw = _solve_in_time(backend, formulation, context.options, built - start)
         solved = time.perf_counter()
@@ -95,6 +105,8 @@ class Direct(Driver):
             "violation": model.violation(solution) if solution else math.nan,
             "form": formulation.form,
         }
+        if refused is not None:
+            stats["preferred_backend_refused"] = refused
         return driver_result(
             self,
             model,

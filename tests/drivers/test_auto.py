@@ -76,3 +76,24 @@ def test_the_result_says_what_ran_and_why():
 def test_an_unknown_driver_lists_auto():
     with pytest.raises(of.UnknownDriver, match="'auto'"):
         of.solve(LADRegression(SMALL_LAD), driver="fastest")
+
+
+def test_a_preferred_back_end_that_refuses_the_built_lp_falls_back(monkeypatch):
+    """The fn rule reads the model's shape; fn reads the LP. A refusal goes to the reference.
+
+    A back-end the user names is used as named: no fallback.
+    """
+    from optframe.solvers.fn import FnMatrixBackend
+
+    monkeypatch.setattr(
+        FnMatrixBackend, "refusal", classmethod(lambda cls, formulation: "fn: refused here")
+    )
+    model = LADRegression(BIG_LAD)
+    result = of.solve(model)
+    assert (result.driver, result.backend) == ("direct", "matrix:highs")
+    assert result.stats["preferred_backend_refused"] == "fn: refused here"
+    assert result.status is of.Status.OPTIMAL
+    reference = of.solve(model, driver="direct")
+    assert result.objective == pytest.approx(reference.objective, rel=1e-9)
+    named = of.solve(model, driver="direct", backend="matrix:fn")
+    assert "preferred_backend_refused" not in named.stats
