@@ -201,26 +201,15 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
                     dot += X[k, f] * w[f]
             G[k] = c[k] + a[k] * dot
         return
-    if sparse and X.shape[0] > 0:  # binary points: inner products from their bits
-        B = X.view(np.uint64)
-        W = B.shape[1]
-        BS = np.empty((s, W), dtype=np.uint64)
-        for t in range(s):
-            BS[t] = B[support[t]]
-        n_blocks = (hi - lo + SPARSE_BLOCK - 1) // SPARSE_BLOCK
-        for b in numba.prange(n_blocks):
-            dots = np.empty((1, s))
-            bits = np.empty(s, dtype=np.int64)
-            for k in range(lo + b * SPARSE_BLOCK, min(hi, lo + (b + 1) * SPARSE_BLOCK)):
-                out = dots[0]
-                for t in range(s):
-                    out[t] = common_bits(B, k, BS, t)
-                _from_dots(dots, sqn[k : k + 1], sqs, kind, gamma, coef0, degree, bits)
-                G[k] = c[k] + a[k] * _dot(out, v)
-        return
     if sparse:
-        # The support's points by columns, so a point's products with all of them cost the
+        # Binary points: the products from their bits (the support's gathered). Otherwise the
+        # support's points by columns, so a point's products with all of them cost the
         # support's non-zeros in its own columns (see _sparse_block).
+        from_bits = X.shape[0] > 0
+        B = X.view(np.uint64)
+        BS = np.empty((s if from_bits else 0, B.shape[1]), dtype=np.uint64)
+        for t in range(BS.shape[0]):
+            BS[t] = B[support[t]]
         colptr = np.zeros(d + 1, dtype=np.int64)
         for t in range(s):
             for p in range(indptr[support[t]], indptr[support[t] + 1]):
@@ -242,11 +231,15 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
             bits = np.empty(s, dtype=np.int64)
             for k in range(lo + b * SPARSE_BLOCK, min(hi, lo + (b + 1) * SPARSE_BLOCK)):
                 out = dots[0]
-                out[:] = 0.0
-                for p in range(indptr[k], indptr[k + 1]):
-                    xf = values[p]
-                    for q in range(colptr[indices[p]], colptr[indices[p] + 1]):
-                        out[rowpos[q]] += xf * colval[q]
+                if from_bits:
+                    for t in range(s):
+                        out[t] = common_bits(B, k, BS, t)
+                else:
+                    out[:] = 0.0
+                    for p in range(indptr[k], indptr[k + 1]):
+                        xf = values[p]
+                        for q in range(colptr[indices[p]], colptr[indices[p] + 1]):
+                            out[rowpos[q]] += xf * colval[q]
                 _from_dots(dots, sqn[k : k + 1], sqs, kind, gamma, coef0, degree, bits)
                 G[k] = c[k] + a[k] * _dot(out, v)
         return

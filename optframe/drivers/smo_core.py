@@ -129,22 +129,21 @@ def _sparse_block(i, Z, sqn, lo, hi, kind, gamma, coef0, degree, out, bits):
                 break
             out[r - lo] += xf * colval[q]
             q += 1
-    if kind == 1:
-        si = sqn[i]
-        for t in range(m):
-            out[t] = max(si + sqn[lo + t] - 2.0 * out[t], 0.0)
-        exp_neg(out, gamma, bits)
-    elif kind == 2:
-        for t in range(m):
-            out[t] = (gamma * out[t] + coef0) ** degree
+    _from_products(i, sqn, lo, kind, gamma, coef0, degree, out, bits)
 
 
 @numba.njit(cache=True)
 def _bits_block(i, B, sqn, lo, hi, kind, gamma, coef0, degree, out, bits):
     """Same for binary points from their bits ``B`` (n, words): a popcount per word."""
-    m = hi - lo
-    for t in range(m):
+    for t in range(hi - lo):
         out[t] = common_bits(B, i, B, lo + t)
+    _from_products(i, sqn, lo, kind, gamma, coef0, degree, out, bits)
+
+
+@numba.njit(cache=True, inline="always")
+def _from_products(i, sqn, lo, kind, gamma, coef0, degree, out, bits):
+    """Kernel values in place from the inner products ``out[t]`` of points i and lo + t."""
+    m = out.shape[0]
     if kind == 1:
         si = sqn[i]
         for t in range(m):
