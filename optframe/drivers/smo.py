@@ -378,8 +378,8 @@ class SMO(Driver):
             x_orig = np.empty(n)
             x_orig[perm] = x
             change = x_orig - exact_x
-            since = np.count_nonzero(change) < np.count_nonzero(x_orig)
-            weights, offset = (change, np.zeros(n)) if since else (x_orig, c0)
+            from_last = np.count_nonzero(change) < np.count_nonzero(x_orig)
+            weights, offset = (change, np.zeros(n)) if from_last else (x_orig, c0)
             G_orig = np.empty(n)
             chunk = numba.set_parallel_chunksize(1)  # blocks to whichever thread is free
             try:
@@ -390,7 +390,7 @@ class SMO(Driver):
                 numba.set_parallel_chunksize(chunk)
             if not plain:
                 G_orig += q0 * (shift * float(q0 @ weights)) + ridge * weights
-            if since:
+            if from_last:
                 G_orig += exact_G
             exact_x, exact_G = x_orig, G_orig
             return G_orig[perm]

@@ -33,10 +33,10 @@ points of the steps travel as ``Z = (XT, indptr, indices, values, colptr, rowpos
 dense points as the columns of ``XT`` (d, n), or, when ``indptr`` is not empty, CSR rows with a
 column copy (see :func:`_sparse_block`) and, for binary points, their bits as the rows of ``XT``
 (n, words) viewed as floats (:func:`optframe.kernel_sums.binary_bits`; else ``XT`` is empty);
-float32 points halve a row's memory traffic. The
-kernel-row cache is an LRU of rows over the active positions in a ``(slots, n)`` array (float64
-or float32; :func:`row_cache`); it is emptied whenever positions move, and a row filled while
-fewer positions were active is completed over the new ones only. ``up`` and ``low`` are kept as
+float32 points halve a row's memory traffic. The kernel-row cache is an LRU of rows over the
+active positions in a ``(slots, n)`` array (float64 or float32; :func:`row_cache`); it is
+emptied whenever positions move, and a row filled while fewer positions were active is
+completed over the new ones only. ``up`` and ``low`` are kept as
 :math:`-a_k G_k` plus offsets that change only when :math:`x_k` does, so the scans have no
 data-dependent branches; four lanes keep their own extreme and its first position, so there is
 no serial dependency chain, and the result is the first position of the extreme value, as in a
