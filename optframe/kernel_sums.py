@@ -210,8 +210,9 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
         BS = np.empty((s if from_bits else 0, B.shape[1]), dtype=np.uint64)
         for t in range(BS.shape[0]):
             BS[t] = B[support[t]]
+        by_columns = 0 if from_bits else s  # the support points copied by columns
         colptr = np.zeros(d + 1, dtype=np.int64)
-        for t in range(s):
+        for t in range(by_columns):
             for p in range(indptr[support[t]], indptr[support[t] + 1]):
                 colptr[indices[p] + 1] += 1
         for f in range(d):
@@ -219,7 +220,7 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
         fill = colptr[:-1].copy()
         rowpos = np.empty(colptr[d], dtype=np.int64)
         colval = np.empty(colptr[d])
-        for t in range(s):
+        for t in range(by_columns):
             for p in range(indptr[support[t]], indptr[support[t] + 1]):
                 q = fill[indices[p]]
                 rowpos[q] = t

@@ -473,10 +473,10 @@ class SMO(Driver):
                 exact, fresh_passes = True, fresh_passes + 1
                 counters[core.ACTIVE], counters[core.N_SHRUNK] = n, 0
                 counters[core.SINCE_SHRINK] = 0
-                # Forgotten as after a shrinking. Rows carried across shrinkings and completed
-                # here computed a third of the rows but ran slower: the kept rows fill fresh
-                # slots, and faulting in a fresh slot's pages costs more than a sparse row
-                # (w8a's L2-SVM, 2000 MiB: 5.8 s against 3.9 s).
+                # Forgotten as after a shrinking. Rows carried across shrinkings computed fewer
+                # rows but ran slower: kept rows spread over the whole cache, whose first touch
+                # costs more than the rows saved (w8a's L2-SVM, 2000 MiB: 5.8 s against 3.9 s;
+                # four of five RBF cells in docs/results/peers.md, fourth run).
                 core.forget_rows(cache)
                 if through_w:
                     w[:] = exact_weights()
