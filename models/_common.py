@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel
 from optframe.model import Formulation, ProblemClass
+from optframe.validation import check_number as validate_number
 
 # Kernel blocks are computed this many entries at a time (32 MB of float64).
 BLOCK_ENTRIES = 1 << 22
@@ -49,6 +49,33 @@ def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:
     return data
 
 
+def relabel_hint(labels: ArrayLike) -> str:
+    """What to do with binary labels that are not -1 and +1, from the label values found.
+
+    Examples
+    --------
+    >>> relabel_hint([0.0, 1.0])
+    'Map 0/1 labels with y = 2 * y - 1.'
+    >>> relabel_hint([1.0, 2.0])
+    'Map the two labels with y = np.where(y == 2, 1, -1) (2 becomes +1, 1 becomes -1).'
+    """
+    values = np.unique(np.asarray(labels, dtype=np.float64))
+    if values.size > 2:
+        return (
+            f"y holds {values.size} classes; a binary model takes two: train one per pair "
+            "(optframe.multiclass.OneVsOne), or map the classes to -1 and +1 first."
+        )
+    if set(values.tolist()) == {0.0, 1.0}:
+        return "Map 0/1 labels with y = 2 * y - 1."
+    if values.size == 2:
+        low, high = values
+        return (
+            f"Map the two labels with y = np.where(y == {high:g}, 1, -1) ({high:g} becomes +1, "
+            f"{low:g} becomes -1)."
+        )
+    return "A binary model needs the labels -1 and +1, both present."
+
+
 def check_flag(value: Any, name: str, model: str) -> bool:
     """Return ``value`` as a bool if it is one (numpy bools included), else raise ModelError."""
     if not isinstance(value, bool | np.bool_):
@@ -57,19 +84,25 @@ def check_flag(value: Any, name: str, model: str) -> bool:
 
 
 def check_number(
-    value: Any, name: str, model: str, *, low: float = -math.inf, strict: bool = False
+    value: Any,
+    name: str,
+    model: str,
+    *,
+    low: float = -math.inf,
+    strict: bool = False,
+    high: float = math.inf,
+    high_strict: bool = False,
 ) -> float:
     """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError.
 
-    Any real number is taken, numpy scalars included (``np.float32(1)``, ``np.int64(2)``); a
-    string, ``None`` or a bool is refused, never converted.
+    The one rule of :func:`optframe.validation.check_number`: any real number is taken, numpy
+    scalars included (``np.float32(1)``, ``np.int64(2)``); a string, ``None`` or a bool is
+    refused, never converted.
     """
-    need = f"{'>' if strict else '>='} {low:g}" if math.isfinite(low) else "finite"
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise ModelError(f"{model}: {name} must be a real number {need}; got {value!r}")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low):
-        raise ModelError(f"{model}: {name} must be finite and {need}; got {value!r}")
+    number = validate_number(
+        value, name, model, low=low, low_open=strict, high=high, high_open=high_strict
+    )
+    assert number is not None
     return number
 
 
@@ -160,7 +193,12 @@ def scale_rows(X: NDArray | sp.sparray, s: NDArray) -> NDArray | sp.csr_array:
 
 
 def check_features(X: ArrayLike, n_features: int, model: str) -> NDArray | sp.csr_array:
-    """Validate new samples for prediction: 2-D, ``n_features`` columns, finite."""
+    """Validate new samples for prediction: 2-D, ``n_features`` columns, finite, real."""
+    if np.iscomplexobj(X.dtype.type(0) if sp.issparse(X) else np.asarray(X)):
+        raise DataError(
+            f"{model}: X holds complex numbers; the model is real-valued (pass X.real, or the "
+            "features it was built on)."
+        )
     if sp.issparse(X):
         X = sp.csr_array(X, dtype=np.float64)
         values = X.data

@@ -124,6 +124,27 @@ class SampleLosses:
         return self._map("conjugate", np.clip(np.asarray(beta, dtype=np.float64), lo, hi))
 
 
+def _loss_hint(loss: Any) -> str:
+    """A pointer for a loss given by name or by class, or for a loss optframe cannot state."""
+    import optframe.losses as losses
+
+    if isinstance(loss, type):
+        return f" (a class, not an instance: write {loss.__name__}())"
+    if not isinstance(loss, str):
+        return ""
+    key = loss.lower().replace("_", "").replace("-", "").replace(" ", "")
+    for name in losses.__all__:
+        if name.lower() == key and name not in ("PLQLoss", "LinearLoss"):
+            return f" (a name is not a loss: write {name}())"
+    if key in ("logistic", "log", "logloss", "squared", "squarederror", "exponential"):
+        return (
+            f" ({loss!r} is smooth but not piecewise linear-quadratic, so optframe has no exact "
+            "dual for it; the nearest it has are SquaredHinge() for classification and "
+            "Huber(delta), the squared error within delta, for regression)"
+        )
+    return " (a name is not a loss: pass an instance)"
+
+
 def loss_kind(loss: Any, model: str) -> str:
     """The kind of a declaration's ``loss``, after checking it.
 
@@ -139,11 +160,12 @@ def loss_kind(loss: Any, model: str) -> str:
     if isinstance(loss, PLQLoss):
         return loss.kind
     if not isinstance(loss, Mapping) or not loss:
-        hint = f"{loss.__name__}()" if isinstance(loss, type) else "Hinge()"
         raise ModelError(
-            f"{model}: loss must be a loss instance from optframe.losses, for example {hint}, "
-            "or a PLQLoss(relu=..., rehu=...), or a mapping from the labels +1 and -1 to such "
-            f"losses; got {loss!r}"
+            f"{model}: loss must be a convex piecewise linear-quadratic loss, an instance of "
+            "optframe.losses.PLQLoss: Hinge(), SquaredHinge(), DoubleHinge() for "
+            "classification, Absolute(), Pinball(tau), EpsilonInsensitive(epsilon), Huber(delta) "
+            "for regression, PLQLoss(relu=..., rehu=...) for another, or a mapping from the "
+            f"labels +1 and -1 to such losses; got {loss!r}{_loss_hint(loss)}"
         )
     for key, value in loss.items():
         if not isinstance(value, PLQLoss):

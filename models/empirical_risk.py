@@ -36,6 +36,7 @@ from ._common import (
     check_positive,
     kernel_product,
     primal_or_dual,
+    relabel_hint,
     resolve_weights,
     scalar,
     vector,
@@ -359,7 +360,7 @@ class EmpiricalRisk(Model):
             shown = ", ".join(f"{v:g}" for v in bad[:6])
             raise DataError(
                 f"{self.name} with the classification loss {self.loss!r} needs labels in "
-                f"{{-1, +1}}; y also holds {shown}. Map 0/1 labels with y = 2 * y - 1."
+                f"{{-1, +1}}; y also holds {shown}. {relabel_hint(y)}"
             )
         for label in (1.0, -1.0):
             members = y == label
@@ -564,10 +565,15 @@ class EmpiricalRisk(Model):
         if kind is SimplexQP:
             return simplex_qp_refusal(self)
         if not self._losses.is_piecewise_linear:
+            why = (
+                "AID's aggregation is exact only when each cluster sits on one linear piece"
+                if kind is PiecewiseLinearSampleLoss
+                else "its dual is a box QP whose quadratic form is the kernel's alone; a "
+                "quadratic piece of the loss adds a term per sample that it does not carry"
+            )
             return (
                 f"the loss {loss!r} has quadratic pieces; {kind.__name__} needs a piecewise-"
-                "linear loss (AID's aggregation is exact only when each cluster sits on one "
-                "linear piece, and the box duals have no quadratic term per sample)"
+                f"linear loss ({why})"
             )
         if kind is PiecewiseLinearSampleLoss:
             return None

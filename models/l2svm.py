@@ -26,6 +26,7 @@ from ._common import (
     check_unit_weights,
     column,
     eye,
+    relabel_hint,
     scalar,
     scale_rows,
     vector,
@@ -201,8 +202,7 @@ class L2SVM(EmpiricalRisk):
         bad = np.unique(y[(y != 1.0) & (y != -1.0)])
         if bad.size:
             raise DataError(
-                f"{self.name} needs labels in {{-1, +1}}; y also holds {bad[:6]}. "
-                "Map 0/1 labels with y = 2 * y - 1; use one-vs-one for several classes."
+                f"{self.name} needs labels in {{-1, +1}}; y also holds {bad[:6]}. {relabel_hint(y)}"
             )
         for label in (1.0, -1.0):
             if not np.any(y == label):

@@ -216,9 +216,9 @@ class PULearning(EmpiricalRisk):
             raise DataError(f"{self.name} needs at least one labeled positive (y = 1); got none.")
         if U.size == 0:
             raise DataError(f"{self.name} needs at least one unlabeled row (y = 0); got none.")
-        prior = check_number(self.prior, "prior", self.name, low=0.0, strict=True)
-        if not prior < 1.0:
-            raise ModelError(f"{self.name}: prior must lie in (0, 1); got {self.prior!r}")
+        prior = check_number(
+            self.prior, "prior", self.name, low=0.0, strict=True, high=1.0, high_strict=True
+        )
         lam = check_number(self.lam, "lam", self.name, low=0.0, strict=True)
         if lam < LAM_MIN:
             raise ModelError(

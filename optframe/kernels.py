@@ -7,8 +7,6 @@ work on large data ask for rows (:meth:`Kernel.rows`) or the diagonal (:meth:`Ke
 from __future__ import annotations
 
 import abc
-import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,20 +15,21 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.errors import ModelError
+from optframe.validation import check_number
 
 
 def _real(value: Any, what: str, *, low: float, strict: bool, hint: str = "") -> float:
     """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError.
 
-    Real numbers of any type are taken (numpy scalars included); strings, ``None`` and bools
-    are refused, never converted.
+    The one rule of :func:`optframe.validation.check_number` (``what`` is "owner name");
+    ``hint`` is added to the message.
     """
-    need = f"{'>' if strict else '>='} {low:g}"
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise ModelError(f"{what} must be a real number {need}; got {value!r}{hint}")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low):
-        raise ModelError(f"{what} must be finite and {need}; got {value!r}{hint}")
+    owner, name = what.split(" ", 1)
+    try:
+        number = check_number(value, name, owner, low=low, low_open=strict)
+    except ModelError as error:
+        raise ModelError(f"{error}{hint}") from None
+    assert number is not None
     return number
 
 

@@ -45,6 +45,7 @@ A new loss is declared in one expression, for example the squared epsilon-insens
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -52,13 +53,21 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.errors import ModelError
+from optframe.validation import check_number
 
 KINDS = ("classification", "regression")
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
 def _pieces(rows: Iterable[Any], width: int, what: str) -> NDArray[np.float64]:
     try:
-        table = np.array([tuple(row) for row in rows], dtype=np.float64).reshape(-1, width)
+        pieces = [tuple(row) for row in rows]
+        if not all(len(row) == width and all(map(_is_number, row)) for row in pieces):
+            raise TypeError  # a string or a bool is not converted (optframe.validation's rule)
+        table = np.array(pieces, dtype=np.float64).reshape(-1, width)
     except (TypeError, ValueError):
         raise ModelError(
             f"{what} pieces must be tuples of {width} numbers, for example "
@@ -113,8 +122,6 @@ class PLQLoss:
     ) -> None:
         name = type(self).__name__
         self.k = _check_number(linear, "linear", name, -math.inf, math.inf)
-        if math.isinf(self.k):
-            raise ModelError(f"{name}: linear must be a finite number; got {linear!r}")
         if kind is not None:
             if kind not in KINDS:
                 raise ModelError(f"{name}: kind must be one of {KINDS}; got {kind!r}")
@@ -361,17 +368,21 @@ def _midpoints(edges: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.concatenate([[edges[0] - 1.0], inner, [edges[-1] + 1.0]])
 
 
-def _check_number(value: Any, name: str, owner: str, low: float, high: float) -> float:
-    if isinstance(value, bool | np.bool_):
-        value = None
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        number = math.nan
-    if not (low <= number <= high) or math.isnan(number):
-        raise ModelError(
-            f"{owner}: {name} must be a number in {_interval(low, high)}; got {value!r}"
-        )
+def _check_number(
+    value: Any,
+    name: str,
+    owner: str,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """The one rule of :func:`optframe.validation.check_number`, for a loss's parameter."""
+    number = check_number(
+        value, name, owner, low=low, high=high, low_open=low_open, high_open=high_open
+    )
+    assert number is not None
     return number
 
 
@@ -441,7 +452,7 @@ class LinearLoss(PLQLoss):
 
     def __init__(self, slope: float = -1.0, kind: str = "classification") -> None:
         value = _check_number(slope, "slope", "LinearLoss", -math.inf, math.inf)
-        if value == 0.0 or math.isinf(value):
+        if value == 0.0:
             raise ModelError(f"LinearLoss: slope must be finite and nonzero; got {slope!r}")
         super().__init__(kind=kind, linear=value)
 
@@ -470,9 +481,7 @@ class Pinball(PLQLoss):
     kind = "regression"
 
     def __init__(self, tau: float = 0.5) -> None:
-        self.tau = _check_number(tau, "tau", "Pinball", 0.0, 1.0)
-        if self.tau in (0.0, 1.0):
-            raise ModelError(f"Pinball: tau must lie strictly between 0 and 1; got {tau!r}")
+        self.tau = _check_number(tau, "tau", "Pinball", 0.0, 1.0, low_open=True, high_open=True)
         super().__init__(relu=[(self.tau, 0.0), (self.tau - 1.0, 0.0)])
 
     def __repr__(self) -> str:
@@ -490,8 +499,6 @@ class EpsilonInsensitive(PLQLoss):
 
     def __init__(self, epsilon: float = 0.1) -> None:
         self.epsilon = _check_number(epsilon, "epsilon", "EpsilonInsensitive", 0.0, math.inf)
-        if math.isinf(self.epsilon):
-            raise ModelError(f"EpsilonInsensitive: epsilon must be finite; got {epsilon!r}")
         super().__init__(relu=[(1.0, -self.epsilon), (-1.0, -self.epsilon)])
 
     def __repr__(self) -> str:
@@ -511,9 +518,7 @@ class Huber(PLQLoss):
     kind = "regression"
 
     def __init__(self, delta: float = 1.0) -> None:
-        self.delta = _check_number(delta, "delta", "Huber", 0.0, math.inf)
-        if self.delta == 0.0 or math.isinf(self.delta):
-            raise ModelError(f"Huber: delta must be finite and > 0; got {delta!r}")
+        self.delta = _check_number(delta, "delta", "Huber", 0.0, math.inf, low_open=True)
         super().__init__(rehu=[(1.0, 0.0, self.delta), (-1.0, 0.0, self.delta)])
 
     def __repr__(self) -> str:

@@ -20,13 +20,13 @@ Without a quadratic part the conjugate is the indicator of the box
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.errors import ModelError
+from optframe.validation import check_number
 
 #: Relative slack with which an indicator conjugate accepts a point on its boundary (rounding).
 BOUNDARY_SLACK = 1e-9
@@ -125,12 +125,8 @@ class ElasticNet(Penalty):
     """
 
     def __init__(self, l1_ratio: float = 0.5) -> None:
-        if isinstance(l1_ratio, bool | np.bool_) or not isinstance(l1_ratio, numbers.Real):
-            ratio = math.nan
-        else:
-            ratio = float(l1_ratio)
-        if not 0.0 <= ratio <= 1.0:
-            raise ModelError(f"ElasticNet: l1_ratio must be a number in [0, 1]; got {l1_ratio!r}")
+        ratio = check_number(l1_ratio, "l1_ratio", "ElasticNet", low=0.0, high=1.0)
+        assert ratio is not None
         self.l1_ratio = ratio
         self.l1, self.l2 = ratio, 1.0 - ratio
 

@@ -157,9 +157,23 @@ def resolve_backend(name: str, model: Model, form: str | None = None) -> Backend
     usable = [b for b in for_class if model.offers(b.layer, form)]
     if not usable:
         offered = [layer for layer in model.layers if model.offers(layer, form)]
+        stated = form or model.default_form
+        refusal = getattr(model, "form_refusal", None)
+        reasons = {
+            reason
+            for b in for_class
+            if b.layer in model.layers
+            and refusal is not None
+            and (reason := refusal(b.layer, stated)) is not None
+        }
+        if not offered and reasons:  # the form itself is refused: say why, not where
+            raise IncompatibleBackend(
+                f"{model.name} has no {stated!r} form here: {'; '.join(sorted(reasons))}"
+            )
+        why = f" ({'; '.join(sorted(reasons))})" if reasons else ""
         raise IncompatibleBackend(
             f"{name!r} reaches its solver through {[b.layer for b in for_class]}, but "
-            f"{model.name} (form {form or model.default_form!r}) is only declared in {offered}"
+            f"{model.name} (form {stated!r}) is only declared in {offered}{why}"
         )
     backend = usable[0]
     backend.check_available()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,6 +17,7 @@ from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
 from optframe.registry import drivers
 from optframe.result import Result
+from optframe.validation import check_integer, check_number
 
 
 def _driver(driver: Driver | str) -> Driver:
@@ -39,11 +39,7 @@ def _driver(driver: Driver | str) -> Driver:
 
 def _count(value: Any, name: str) -> int | None:
     """``None`` or an integer >= 1 (numpy integers too), else a ModelError naming ``name``."""
-    if value is None:
-        return None
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ModelError(f"solve(): {name} must be an integer >= 1 or None; got {value!r}")
-    return int(value)
+    return check_integer(value, name, "solve()", allow_none=True)
 
 
 def _check_arguments(
@@ -55,11 +51,13 @@ def _check_arguments(
     verbose: Any,
     callback: Any,
     solver_options: Any,
+    gap_tol: Any = None,
 ) -> dict[str, Any]:
     """Check :func:`solve`'s common options; return them normalized (ints, floats).
 
-    Raises UnknownBackend for a back-end that is not a name, ModelError for the others. A
-    ``time_limit`` of ``inf`` means no limit and becomes ``None``.
+    Raises UnknownBackend for a back-end that is not a name, ModelError for the others (the
+    one rule of :mod:`optframe.validation`). A ``time_limit`` of ``inf`` means no limit and becomes
+    ``None``.
     """
     if not isinstance(backend, str):
         raise UnknownBackend(
@@ -68,19 +66,13 @@ def _check_arguments(
         )
     checked: dict[str, Any] = {"max_iter": _count(max_iter, "max_iter")}
     checked["threads"] = _count(threads, "threads")
-    for name, value, strict in (("tol", tol, False), ("time_limit", time_limit, True)):
-        need = "> 0" if strict else ">= 0"
-        if value is None:
-            checked[name] = None
-            continue
-        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-            raise ModelError(f"solve(): {name} must be a number {need} or None; got {value!r}")
-        number = float(value)
-        if math.isnan(number) or number < 0 or (strict and number == 0):
-            raise ModelError(f"solve(): {name} must be a number {need} or None; got {value!r}")
-        if math.isinf(number) and name == "tol":
-            raise ModelError(f"solve(): tol must be finite; got {value!r}")
-        checked[name] = None if math.isinf(number) else number
+    checked["tol"] = check_number(tol, "tol", "solve()", low=0.0, allow_none=True)
+    checked["gap_tol"] = check_number(gap_tol, "gap_tol", "solve()", low=0.0, allow_none=True)
+    limit = check_number(
+        time_limit, "time_limit", "solve()", low=0.0, low_open=True, allow_none=True,
+        allow_inf=True,
+    )  # fmt: skip
+    checked["time_limit"] = None if limit is None or math.isinf(limit) else limit
     if not isinstance(verbose, bool | np.bool_):
         raise ModelError(f"solve(): verbose must be True or False; got {verbose!r}")
     if callback is not None and not callable(callback):
@@ -134,13 +126,14 @@ def solve(
         Common options; drivers use them for their own loop and pass them to back-ends.
         ``tol >= 0``; ``max_iter`` and ``threads`` integers >= 1; ``time_limit > 0`` wall
         seconds for the whole call (``inf`` is no limit, as ``None``); ``verbose`` a bool.
-        Numpy scalars are taken; strings are not.
+        Numpy scalars are taken; strings, NaN and (except ``time_limit``) infinities are not.
     callback : callable, optional
         Called with each iteration record of an iterative driver; return ``True`` to stop.
     solver_options : Mapping, optional
         Passed untouched to the solver.
     gap_tol : float, optional
-        The relative gap that proves optimality (:mod:`optframe.certificate`). Default: the
+        The relative gap that proves optimality (:mod:`optframe.certificate`), a finite number
+        ``>= 0``. Default: the
         driver's (``tol`` for drivers whose tolerance is a gap, such as Direct and
         AggregateDisaggregate; see each driver), else 1e-6; for mixed-integer models (S3VM) at
         least 1e-4, since their bound is the solver's branch-and-bound bound.
@@ -162,7 +155,7 @@ def solve(
         If ``driver`` is neither a known name nor a Driver instance.
     ModelError
         If a common option has the wrong type or range (``max_iter=-5``, ``tol="1e-6"``,
-        ``backend=None`` raises UnknownBackend).
+        ``gap_tol=-1``; ``backend=None`` raises UnknownBackend).
 
     Examples
     --------
@@ -176,9 +169,10 @@ def solve(
     if not isinstance(model, Model):
         raise ModelError(f"solve() takes an optframe model; got {type(model).__name__}")
     checked = _check_arguments(
-        backend, tol, max_iter, time_limit, threads, verbose, callback, solver_options
+        backend, tol, max_iter, time_limit, threads, verbose, callback, solver_options, gap_tol
     )
     tol, max_iter, time_limit = checked["tol"], checked["max_iter"], checked["time_limit"]
+    gap_tol = checked["gap_tol"]
     threads, verbose = checked["threads"], bool(verbose)
     rule, fallback = None, None
     if isinstance(driver, str) and driver.lower() == "auto":

@@ -55,7 +55,7 @@ def _lad():
 # ------------------------------------------------------------------------------------- kernels
 @pytest.mark.parametrize("gamma", ["1", None, math.inf, -math.inf, math.nan, True, 0.0, -1.0])
 def test_rbf_refuses_bad_gamma(gamma):
-    with pytest.raises(ModelError, match="RBF gamma"):
+    with pytest.raises(ModelError, match="RBF: gamma must be a finite number > 0"):
         RBF(gamma=gamma)
 
 
@@ -179,7 +179,7 @@ def test_pu_learning_refuses_sample_weights():
         ({"tol": -1.0}, ModelError, "tol must be"),
         ({"tol": "1e-6"}, ModelError, "tol must be"),
         ({"tol": math.nan}, ModelError, "tol must be"),
-        ({"tol": math.inf}, ModelError, "tol must be finite"),
+        ({"tol": math.inf}, ModelError, "tol must be a finite number >= 0"),
         ({"time_limit": -1.0}, ModelError, "time_limit must be"),
         ({"time_limit": 0}, ModelError, "time_limit must be"),
         ({"time_limit": "1"}, ModelError, "time_limit must be"),

@@ -13,10 +13,28 @@ from optframe.errors import DataError, ModelError, OptframeError, UnknownBackend
 DATASETS_HINT = "Run `optframe datasets` to see every data set and where it was found."
 
 
-def match(name: str, choices: Iterable[str], what: str, error: type[OptframeError]) -> str:
+#: What a user may type for a model, and the model it means (the first suggestion).
+MODEL_ALIASES = {
+    "svm": "WeightedSVM",
+    "svc": "WeightedSVM",
+    "lad": "LADRegression",
+    "quantile": "EmpiricalRisk",
+    "s3vm": "SemiSupervisedSVM",
+    "pu": "PULearning",
+}
+
+
+def match(
+    name: str,
+    choices: Iterable[str],
+    what: str,
+    error: type[OptframeError],
+    aliases: dict[str, str] | None = None,
+) -> str:
     """The choice equal to ``name`` ignoring case (``-`` and ``_`` alike), else raise ``error``.
 
-    The message names the closest choices (difflib) and lists them all.
+    The message names the closest choices: the one an alias means first, then the choices that
+    contain ``name``, then difflib's; and lists them all.
     """
     known = sorted(choices)
     key = name.lower().replace("-", "_")
@@ -24,7 +42,10 @@ def match(name: str, choices: Iterable[str], what: str, error: type[OptframeErro
     if len(found) == 1:
         return found[0]
     lowered = {c.lower(): c for c in known}
-    close = [lowered[c] for c in difflib.get_close_matches(key, list(lowered), n=3, cutoff=0.5)]
+    close = [(aliases or {}).get(key.replace("_", ""), "")]
+    close += [c for c in known if key and key in c.lower()]
+    close += [lowered[c] for c in difflib.get_close_matches(key, list(lowered), n=3, cutoff=0.5)]
+    close = [c for c in dict.fromkeys(close) if c in known][:3]
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise error(f"unknown {what} {name!r}.{hint} Known {what}s: {', '.join(known)}.")
 
@@ -32,7 +53,7 @@ def match(name: str, choices: Iterable[str], what: str, error: type[OptframeErro
 def model_class(name: str) -> type:
     """The registered model class named ``name`` (case-insensitive)."""
     models = registry.models()
-    return models[match(name, models, "model", ModelError)]
+    return models[match(name, models, "model", ModelError, MODEL_ALIASES)]
 
 
 def driver_class(name: str) -> type:

@@ -15,11 +15,28 @@ from optframe.errors import DataError
 Matrix = NDArray[np.float64] | sp.csr_array | sp.csr_matrix
 
 
+def _refuse_complex(values: Any, what: str) -> None:
+    """DataError for complex entries: converting them would silently drop the imaginary part."""
+    if np.iscomplexobj(values):
+        raise DataError(
+            f"{what} holds complex numbers; optframe's models are real-valued and dropping the "
+            f"imaginary part would solve another problem. Pass the real part ({what}.real), or "
+            f"the real and imaginary parts as separate features (np.hstack([{what}.real, "
+            f"{what}.imag]))."
+        )
+
+
 def _as_matrix(X: Any) -> Matrix:
     if sp.issparse(X):
+        _refuse_complex(X.dtype.type(0), "X")
         X = as_csr(X)
         values = X.data
     else:
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"X could not be read as a numeric matrix: {exc}") from exc
+        _refuse_complex(X, "X")
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -44,6 +61,11 @@ def _as_matrix(X: Any) -> Matrix:
 
 
 def _as_vector(v: Any, n: int, what: str) -> NDArray[np.float64]:
+    try:
+        v = np.asarray(v)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what} could not be read as numbers: {exc}") from exc
+    _refuse_complex(v, what)
     try:
         v = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -82,8 +104,8 @@ class Dataset:
     Raises
     ------
     DataError
-        If ``X`` or ``y`` holds NaN or inf, the shapes disagree, or the weights are negative or
-        all zero.
+        If ``X`` or ``y`` holds NaN, inf or complex numbers, the shapes disagree, or the
+        weights are negative or all zero.
     """
 
     X: Matrix

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from optframe.errors import ModelError
+from optframe.validation import check_integer, check_number
 
 
 def is_count(value: Any, low: int = 1) -> bool:
@@ -36,15 +37,12 @@ def is_real(value: Any) -> bool:
 
 def check_count(value: Any, name: str, owner: str, low: int = 1) -> None:
     """Raise ModelError unless ``value`` is an integer ``>= low``."""
-    if not is_count(value, low):
-        raise ModelError(f"{owner}: {name} must be an integer >= {low}; got {value!r}")
+    check_integer(value, name, owner, low=low)
 
 
 def check_real(value: Any, name: str, owner: str, *, low: float = 0.0, strict: bool = True) -> None:
     """Raise ModelError unless ``value`` is a finite number ``> low`` (``>= low``: not strict)."""
-    if not (is_real(value) and (value > low if strict else value >= low)):
-        need = f"{'>' if strict else '>='} {low:g}"
-        raise ModelError(f"{owner}: {name} must be a finite number {need}; got {value!r}")
+    check_number(value, name, owner, low=low, low_open=strict)
 
 
 def set_count(driver: Any, name: str, owner: str, low: int = 1) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from optframe.backend import SolveOptions
 from optframe.capabilities import ChunkedSamples, PiecewiseLinearSampleLoss, Structure
 from optframe.drivers import clusters as cl
-from optframe.drivers._checks import is_real, set_count, set_real
+from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import (
     CommonOptions,
     Driver,
@@ -25,10 +25,10 @@ from optframe.drivers.base import (
     driver_result,
 )
 from optframe.drivers.direct import Direct
-from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
+from optframe.validation import check_number
 
 
 @register_driver
@@ -63,8 +63,8 @@ class AggregateDisaggregate(Driver):
     max_iter : int
         Iteration limit (ignored when ``solve(max_iter=...)`` is given).
     sample_size : int, optional
-        Samples in the random subset whose solution gives the clustering embedding (default:
-        ``max(1000, 20 (m + 1))``).
+        Samples in the random subset whose solution gives the clustering embedding, an integer
+        >= 1 (default ``None``: ``max(1000, 20 (m + 1))``).
     random_state : int
         Seed of the sampling and of the k-means seeds.
     singletons : bool
@@ -97,10 +97,12 @@ class AggregateDisaggregate(Driver):
     warm_start: bool = True
 
     def __post_init__(self) -> None:
-        if self.r0 is not None and not (is_real(self.r0) and 0 < self.r0 <= 1):
-            raise ModelError(f"AggregateDisaggregate: r0 must be in (0, 1]; got {self.r0!r}")
+        if self.r0 is not None:
+            check_number(self.r0, "r0", "AggregateDisaggregate", low=0.0, high=1.0, low_open=True)
         set_real(self, "tol", "AggregateDisaggregate", strict=False)
         set_count(self, "max_iter", "AggregateDisaggregate")
+        if self.sample_size is not None:  # 0 would silently be the default
+            set_count(self, "sample_size", "AggregateDisaggregate")
 
     # ----------------------------------------------------------------------------- set-up
     def _cluster_counts(self, loss: PiecewiseLinearSampleLoss, sizes: dict[int, int]) -> dict:
@@ -126,7 +128,7 @@ class AggregateDisaggregate(Driver):
             return cl.initial_clusters(embedding, groups, weights, counts, rng), None
         # The embedding needs a solution: fit the model on a small random sample first.
         n, m = model.data.n_samples, model.data.n_features
-        size = min(n, self.sample_size or max(1000, 20 * (m + 1)))
+        size = min(n, self.sample_size if self.sample_size is not None else max(1000, 20 * (m + 1)))
         sample = _stratified_sample(groups, weights, size, rng)
         pilot = model.with_data(model.data.subset(sample).with_weights(weights[sample]))
         pilot_result = self.inner.run(pilot, context)

@@ -491,7 +491,7 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
 
     counts = _cluster_counts(driver, model)
     n, m = model.data.n_samples, model.data.n_features
-    size = min(n, driver.sample_size or max(1000, 20 * (m + 1)))
+    size = min(n, driver.sample_size if driver.sample_size is not None else max(1000, 20 * (m + 1)))
     pilot = driver.inner.run(model.with_data(chunks.sample(size, rng)), inner_context)
     if not pilot.has_solution:
         return driver._result(

@@ -71,6 +71,34 @@ class CommonOptions:
     verbose: bool
 
 
+def applicable_drivers(model: Model) -> list[str]:
+    """The names of the registered drivers, with their default options, that accept ``model``.
+
+    ``"direct"`` first; aliases of one driver class (``"fw"`` and ``"frank_wolfe"``) are named
+    once, by their first registered name.
+
+    Examples
+    --------
+    >>> from optframe.data import Dataset
+    >>> from optframe.models import LADRegression
+    >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 5.0]))
+    >>> applicable_drivers(model)
+    ['direct', 'aid']
+    """
+    from optframe.registry import drivers
+
+    names, seen = [], set()
+    for name, cls in sorted(drivers().items(), key=lambda item: item[0] != "direct"):
+        try:
+            accepted = cls().accepts(model)
+        except Exception:  # a driver that needs arguments is not named
+            accepted = False
+        if accepted and cls not in seen:
+            names.append(name)
+        seen.add(cls)
+    return names
+
+
 class Driver(abc.ABC):
     """An algorithm that solves models offering the structure it needs.
 
@@ -98,9 +126,11 @@ class Driver(abc.ABC):
         """Raise :class:`IncompatibleDriver` naming each structure ``model`` does not offer."""
         missing = self.missing(model)
         if missing:
+            others = applicable_drivers(model)
             raise IncompatibleDriver(
                 f"driver {self.name!r} needs {'; '.join(missing)} from the model, which "
-                f"{model.name} does not offer"
+                f"{model.name} does not offer. Drivers that apply to this model: "
+                f"{', '.join(repr(name) for name in others)}"
             )
 
     def gap_tolerance(self, options: SolveOptions) -> float:

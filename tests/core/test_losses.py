@@ -122,8 +122,8 @@ def test_a_declared_loss_equals_the_built_in():
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: Pinball(0.0), "strictly between"),
-        (lambda: Pinball(1.5), r"\[0, 1\]"),
+        (lambda: Pinball(0.0), r"tau must be a finite number in \(0, 1\); got 0.0"),
+        (lambda: Pinball(1.5), r"tau must be a finite number in \(0, 1\); got 1.5"),
         (lambda: Pinball("half"), "tau"),
         (lambda: EpsilonInsensitive(-0.1), "epsilon"),
         (lambda: Huber(0.0), "delta"),

@@ -169,5 +169,5 @@ def test_bad_input():
     # without a rule, any order is fine and the model checks its own values
     path = of.solve_path(model, "C", [1.0, 0.1])
     assert len(path.results) == 2
-    with pytest.raises(ModelError, match="C must be finite and > 0"):
+    with pytest.raises(ModelError, match="C must be a finite number > 0"):
         of.solve_path(model, "C", [0.1, -1.0])
