@@ -18,6 +18,7 @@ from pathlib import Path
 import optframe as of
 from optframe.data import load_dataset
 from optframe.drivers import AggregateDisaggregate
+from optframe.errors import DataError
 from optframe.models import LADRegression
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "aid_trace.png"
@@ -83,4 +84,7 @@ if __name__ == "__main__":
     parser.add_argument("--smoke", action="store_true", help="a small subset, for the tests")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the PNG to write")
     arguments = parser.parse_args()
-    main(arguments.smoke, arguments.out)
+    try:
+        main(arguments.smoke, arguments.out)
+    except DataError as error:  # no data here: one line with the fix, not a traceback
+        raise SystemExit(error.summary) from None

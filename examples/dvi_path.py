@@ -20,6 +20,7 @@ import numpy as np
 
 import optframe as of
 from optframe.data import Dataset, load_dataset
+from optframe.errors import DataError
 from optframe.models import RegularizedLAD
 from optframe.screening import DVI
 
@@ -109,4 +110,7 @@ if __name__ == "__main__":
     parser.add_argument("--smoke", action="store_true", help="a small subset, for the tests")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the PNG to write")
     arguments = parser.parse_args()
-    main(arguments.smoke, arguments.out)
+    try:
+        main(arguments.smoke, arguments.out)
+    except DataError as error:  # no data here: one line with the fix, not a traceback
+        raise SystemExit(error.summary) from None

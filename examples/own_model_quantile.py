@@ -20,6 +20,7 @@ import optframe as of
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import AggregateDisaggregate
 from optframe.duality import fill_subgradient, kink_set, project_null
+from optframe.errors import DataError
 from optframe.registry import register_model
 
 
@@ -136,4 +137,7 @@ if __name__ == "__main__":
     parser.add_argument("--smoke", action="store_true", help="a small subset, for the tests")
     parser.add_argument("--tau", type=float, default=0.9, help="the quantile level")
     arguments = parser.parse_args()
-    main(arguments.smoke, arguments.tau)
+    try:
+        main(arguments.smoke, arguments.tau)
+    except DataError as error:  # no data here: one line with the fix, not a traceback
+        raise SystemExit(error.summary) from None

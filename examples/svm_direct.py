@@ -14,6 +14,7 @@ import numpy as np
 
 import optframe as of
 from optframe.data import load_dataset
+from optframe.errors import DataError
 from optframe.models import WeightedSVM
 
 
@@ -43,4 +44,7 @@ def main(smoke: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a small subset, for the tests")
-    main(parser.parse_args().smoke)
+    try:
+        main(parser.parse_args().smoke)
+    except DataError as error:  # no data here: one line with the fix, not a traceback
+        raise SystemExit(error.summary) from None

@@ -10,7 +10,23 @@ from __future__ import annotations
 
 
 class OptframeError(Exception):
-    """Base class of every error optframe raises on purpose."""
+    """Base class of every error optframe raises on purpose.
+
+    A message's first line says the problem and what to do; further lines, if any, give the
+    details (where a data file was looked for, for example).
+
+    Examples
+    --------
+    >>> error = DataError("No data: set OPTFRAME_DATA." + chr(10) + "Looked in: ...")
+    >>> error.summary
+    'No data: set OPTFRAME_DATA.'
+    """
+
+    @property
+    def summary(self) -> str:
+        """The message's first line: the problem and the fix, for a one-line report."""
+        text = str(self).strip()
+        return text.splitlines()[0] if text else type(self).__name__
 
 
 class DataError(OptframeError, ValueError):

@@ -155,6 +155,13 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
+NO_DATA_HINT = (
+    "No data file was found: set OPTFRAME_DATA to the benchmark data folder (for this "
+    "repository's tests, ../shared/datasets), or run with network access and each set is "
+    "downloaded into the cache on first use."
+)
+
+
 def datasets(args: argparse.Namespace) -> int:
     """``optframe datasets``: the named data sets and where each was found."""
     from optframe.data import list_datasets
@@ -162,7 +169,8 @@ def datasets(args: argparse.Namespace) -> int:
     table = Table(title="data sets (OPTFRAME_DATA, then the cache)", title_justify="left")
     for column in ("name", "also called", "task", "splits", "n", "m", "found"):
         table.add_column(column)
-    for info in list_datasets():
+    infos = list_datasets()
+    for info in infos:
         table.add_row(
             info.name,
             ", ".join(info.aliases),
@@ -173,6 +181,9 @@ def datasets(args: argparse.Namespace) -> int:
             str(info.location),
         )
     console.print(table)
+    files = [info for info in infos if not str(info.location).startswith("package:")]
+    if files and all(info.location == "missing" for info in files):
+        console.print(NO_DATA_HINT, markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -180,7 +191,7 @@ def demo(args: argparse.Namespace) -> int:
     """``optframe demo``: Direct on every back-end, for LAD and weighted SVM, on bundled data."""
     from optframe.cli.demo_problems import demo_problems
     from optframe.compare import applicable_pairs
-    from optframe.jit import compile_kernels
+    from optframe.jit import compile_kernels, needs_of
 
     start = time.perf_counter()
     console.print(
@@ -188,8 +199,11 @@ def demo(args: argparse.Namespace) -> int:
         "relative difference from the reference objective."
     )
     problems = list(demo_problems(quick=args.quick))
-    # numba kernels compile here, once per install, not inside a solve's time limit
-    compile_kernels(pair.driver for _, model in problems for pair in applicable_pairs(model))
+    # numba kernels compile here, once per install, for what these problems need (not inside
+    # a solve's time limit)
+    for _, model in problems:
+        for pair in applicable_pairs(model):
+            compile_kernels(pair.driver, needs=needs_of(model, pair.driver))
     for title, model in problems:
         console.print(compare_model(model, title, time_limit=DEMO_TIME_LIMIT))
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")

@@ -171,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except OptframeError as exc:
-        print(f"optframe: {type(exc).__name__}: {exc}", file=sys.stderr)
+        # one line: the problem and the fix (a message's details, if any, follow its first line)
+        print(f"optframe: {type(exc).__name__}: {exc.summary}", file=sys.stderr)
         return 2
 
 

@@ -105,5 +105,9 @@ def check_parameters(cls: type, params: dict[str, Any]) -> None:
 
 
 def data_error(exc: DataError) -> DataError:
-    """The same error, pointing a command-line user at ``optframe datasets``."""
-    return DataError(f"{exc} {DATASETS_HINT}")
+    """The error in one line, pointing a command-line user at ``optframe datasets``.
+
+    The command line prints a message's first line (the problem and the fix); the hint is
+    added to it as a sentence of its own.
+    """
+    return DataError(f"{exc.summary.rstrip('.')}. {DATASETS_HINT}")

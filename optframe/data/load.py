@@ -291,8 +291,15 @@ def _download(url: str, dest: Path) -> None:
         raise
 
 
-def _not_found_message(entry: CatalogEntry, split: str, file: DataFile, data_home: Any) -> str:
-    lines = [f"Data set {entry.name!r} (split {split!r}) was not found. Looked in:"]
+def _not_found_message(
+    entry: CatalogEntry, split: str, file: DataFile, data_home: Any, why: str, fix: str
+) -> str:
+    """One line that says what is missing, why and the fix; then where optframe looked."""
+    lines = [
+        f"Data set {entry.name!r} is not on this machine and {why}: set OPTFRAME_DATA to the "
+        f"folder that holds {file.path} (the benchmark data folder){fix}."
+    ]
+    lines.append(f"Split {split!r}. Looked in:")
     if data_home is None:
         lines.append("  - data_home: not given")
     if not os.environ.get("OPTFRAME_DATA"):
@@ -301,12 +308,9 @@ def _not_found_message(entry: CatalogEntry, split: str, file: DataFile, data_hom
         looked = ", ".join(str(root / rel) for rel in _candidates(file))
         lines.append(f"  - {origin}: {looked}")
     lines.append(f"Source: {file.url}")
-    target = cache_dir() / file.cache_path
-    lines.append(
-        "To get it, either set OPTFRAME_DATA to a folder holding "
-        f"{file.path} (the shared benchmark folder), or download\n  {file.fetch_url}\n"
-        f"to\n  {target}"
-    )
+    if file.fetch_url is not None:
+        target = cache_dir() / file.cache_path
+        lines.append(f"Or download\n  {file.fetch_url}\nto\n  {target}")
     return "\n".join(lines)
 
 
@@ -315,24 +319,29 @@ def _obtain(entry: CatalogEntry, split: str, data_home: PathLike | None) -> Path
     found = _find(file, data_home)
     if found is not None:
         return found
-    message = _not_found_message(entry, split, file, data_home)
-    if _offline():
-        raise DataError(message + "\nNot downloading: OPTFRAME_OFFLINE is set.")
     url = file.fetch_url
+    if _offline():
+        why, fix = "OPTFRAME_OFFLINE forbids downloading it", ", or unset OPTFRAME_OFFLINE"
+        raise DataError(_not_found_message(entry, split, file, data_home, why, fix))
     if url is None:
-        raise DataError(message)
+        why = "it has no public download"
+        raise DataError(_not_found_message(entry, split, file, data_home, why, ""))
     dest = cache_dir() / file.cache_path
     try:
         _download(url, dest)
     except Exception as exc:  # any failure becomes one actionable DataError
-        raise DataError(f"{message}\nDownload failed: {type(exc).__name__}: {exc}") from exc
+        why = f"its download failed ({type(exc).__name__}: {exc})"
+        fix = ", or retry with network access"
+        message = _not_found_message(entry, split, file, data_home, why, fix)
+        raise DataError(message) from exc
     if dest.name == Path(file.path).name and file.sha256 is not None:
         digest = file_sha256(dest)
         if digest != file.sha256:
             dest.unlink(missing_ok=True)
             raise DataError(
                 f"Downloaded {url} but its sha256 is {digest}, not the expected {file.sha256}; "
-                "the file was removed.\n" + message
+                f"the file was removed. Retry, or set OPTFRAME_DATA to the folder that holds "
+                f"{file.path}."
             )
     return dest
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from optframe.drivers.base import Driver
 from optframe.errors import ConvergenceWarning, DataError, ModelError, SolverError
 from optframe.result import Status
+from optframe.validation import check_number as validate_number
 
 try:
     from sklearn.utils.validation import validate_data
@@ -46,13 +46,12 @@ SOLVE_OPTIONS = (
 def check_number(
     value: Any, name: str, owner: str, *, low: float = -math.inf, strict: bool = False
 ) -> float:
-    """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError."""
-    need = f"{'>' if strict else '>='} {low:g}" if math.isfinite(low) else "finite"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ModelError(f"{owner}: {name} must be a real number {need}; got {value!r}")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low):
-        raise ModelError(f"{owner}: {name} must be finite and {need}; got {value!r}")
+    """``value`` as a finite float ``> low`` (``strict``) or ``>= low``, else a ModelError.
+
+    The one rule of :func:`optframe.validation.check_number`.
+    """
+    number = validate_number(value, name, owner, low=low, low_open=strict)
+    assert number is not None
     return number
 
 
