@@ -22,7 +22,13 @@ Conventions (the contract of :class:`~optframe.model.RawSolution`):
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
+import os
+import pickle
+import select
+import signal
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -52,8 +58,10 @@ __all__ = [
     "out_of_time",
     "pyomo_raw_solution",
     "quiet",
+    "run_stoppable",
     "solve_cvxpy",
     "solve_pyomo",
+    "stoppable",
     "time_left",
     "upper_triangle",
 ]
@@ -137,6 +145,142 @@ def out_of_time(clock: Clock, solver: str) -> BackendResult:
         seconds=clock(),
         message=f"{solver}: time limit reached before the solver started",
     )
+
+
+#: How far past its time limit a solve in a child process may run before it is killed: the
+#: limit times ``1 + HARD_STOP_FRACTION`` plus ``HARD_STOP_SECONDS``.
+HARD_STOP_FRACTION = 0.05
+HARD_STOP_SECONDS = 0.25
+
+
+def _child(work: Callable[[], BackendResult], pipe: int) -> None:
+    # In the forked child: run the solve, send back its result (or its exception), never return.
+    code = 0
+    try:
+        # The parent answers Ctrl-C (it kills this process); a terminal's Ctrl-C reaches the
+        # whole process group, and this process must not print a traceback for it.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            payload = pickle.dumps(("result", work()), protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:  # handed to the parent, which raises it
+            try:
+                payload = pickle.dumps(("raise", exc), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:
+                payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+        sys.stdout.flush()  # what a verbose solver printed, before the parent may kill this
+        sys.stderr.flush()
+        with open(pipe, "wb", closefd=True) as out:
+            out.write(payload)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def run_stoppable(
+    work: Callable[[], BackendResult], time_limit: float | None, solver: str
+) -> BackendResult:
+    """Run a back-end's ``work`` in a forked child process that Ctrl-C and the clock can stop.
+
+    A solver that does not look at Python's signals (a SIGINT arrives while it runs C code that
+    never returns to the interpreter), or that spends longer than its time limit in a phase where
+    it does not read its clock (a factorization, a presolve), cannot be stopped in the process
+    that runs it. Here the parent only waits: Ctrl-C raises ``KeyboardInterrupt`` at once, after
+    the child is killed, and a child still running ``time_limit * (1 + HARD_STOP_FRACTION) +
+    HARD_STOP_SECONDS`` seconds after the start is killed and the result is ``TIME_LIMIT``
+    without a point. The solver's own time limit (in the options ``work`` uses) normally stops
+    it first, with its last point. An exception ``work`` raises is raised here. Without
+    ``os.fork`` (Windows) ``work`` runs in this process.
+
+    Parameters
+    ----------
+    work : callable
+        The solve, returning a picklable :class:`BackendResult`.
+    time_limit : float or None
+        The seconds the solve may take, ``None`` for no limit.
+    solver : str
+        The solver's name for messages (``"SCIP"``, ``"cvxpy PIQP"``).
+
+    Returns
+    -------
+    BackendResult
+        What ``work`` returned in the child, or a ``TIME_LIMIT`` or ``ERROR`` result saying
+        why the child gave none.
+    """
+    if not hasattr(os, "fork"):
+        return work()
+    clock = Clock()
+    hard = None if time_limit is None else time_limit * (1 + HARD_STOP_FRACTION) + HARD_STOP_SECONDS
+    sys.stdout.flush()  # the child must not write what this process buffered
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        os.close(read_end)
+        _child(work, write_end)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    killed = False
+    try:
+        while True:
+            wait = None if hard is None else max(0.0, hard - clock())
+            ready, _, _ = select.select([read_end], [], [], wait)
+            if not ready:
+                killed = True
+                break
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:  # also on KeyboardInterrupt: the child never outlives the call
+        os.close(read_end)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a child that sent its result is exiting anyway
+        _, wait_status = os.waitpid(pid, 0)
+    if killed:
+        return BackendResult(
+            Status.TIME_LIMIT,
+            None,
+            seconds=clock(),
+            message=f"{solver}: did not stop at the time limit of {time_limit:.3g} s; "
+            f"stopped by optframe after {clock():.3g} s (no point)",
+        )
+    if not chunks:
+        how = (
+            f"signal {os.WTERMSIG(wait_status)}"
+            if os.WIFSIGNALED(wait_status)
+            else f"exit code {os.WEXITSTATUS(wait_status)}"
+        )
+        return error_result(f"the solver's process ended with {how} and no result", clock(), solver)
+    try:
+        kind, payload = pickle.loads(b"".join(chunks))
+    except Exception as exc:
+        return error_result(f"unreadable result from the solver's process ({exc})", clock(), solver)
+    if kind == "raise":
+        raise payload
+    if kind == "error":
+        return error_result(payload, clock(), solver)
+    return payload
+
+
+def stoppable(
+    work: Callable[[], BackendResult],
+    options: SolveOptions,
+    solver: str,
+    always: bool = False,
+    preload: tuple[str, ...] = (),
+) -> BackendResult:
+    """``work()``, in a child process (:func:`run_stoppable`) when it has a time limit.
+
+    ``always`` runs it in a child without a limit too: for a solver that Ctrl-C cannot stop.
+    ``preload`` names modules to import here first, so that the child does not spend its time
+    limit importing them (again at every solve: a child's imports die with it).
+    """
+    if not always and options.time_limit is None:
+        return work()
+    for name in preload:
+        importlib.import_module(name)
+    return run_stoppable(work, options.time_limit, solver)
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -330,6 +474,8 @@ def solve_cvxpy(
     solver_opts: dict[str, Any],
     read_raw: Callable[[Any], RawOutcome | None],
     duals: bool,
+    always: bool = False,
+    preload: tuple[str, ...] = (),
 ) -> BackendResult:
     """Solve a cvxpy formulation with ``solver`` and normalize the outcome.
 
@@ -338,7 +484,26 @@ def solve_cvxpy(
     cvxpy kept of its raw output; cvxpy's status is the fallback. The bound is shifted by the
     constant cvxpy keeps outside the solver (``problem.value - raw objective``). ``duals`` says
     whether to read the constraints' duals (the back-end returns them for this problem class).
+    The solve (cvxpy's compilation included) runs in a child process (:func:`stoppable`) when
+    there is a time limit, or ``always``; ``preload`` as in :func:`stoppable`.
     """
+    return stoppable(
+        lambda: _solve_cvxpy(formulation, options, solver, solver_opts, read_raw, duals),
+        options,
+        f"cvxpy {solver}",
+        always=always,
+        preload=preload,
+    )
+
+
+def _solve_cvxpy(
+    formulation: Formulation,
+    options: SolveOptions,
+    solver: str,
+    solver_opts: dict[str, Any],
+    read_raw: Callable[[Any], RawOutcome | None],
+    duals: bool,
+) -> BackendResult:
     clock = Clock()
     problem = formulation.problem
     cache = getattr(problem, "_solver_cache", None)
@@ -420,14 +585,41 @@ def solve_pyomo(
     label: str,
     duals: bool,
     iteration_keys: tuple[str, ...] = (),
+    always: bool = False,
+    explain: Callable[[Any], str] | None = None,
+    preload: tuple[str, ...] = (),
 ) -> BackendResult:
     """Solve a Pyomo formulation with a ``pyomo.contrib.solver`` interface and normalize it.
 
     ``solver_options`` go to the interface's ``solver_options`` (the solver's own option names);
     ``verbose`` becomes ``tee``. The status comes from :data:`PYOMO_STATUS`, the objective from
     ``incumbent_objective`` and the bound from ``objective_bound``. ``duals`` says whether to load
-    the constraints' duals (the back-end returns them for this problem class).
+    the constraints' duals (the back-end returns them for this problem class). The solve runs
+    in a child process (:func:`stoppable`) when there is a time limit, or ``always``.
+    ``explain`` reads the solver's own reason for an ERROR out of Pyomo's ``Results`` (a
+    termination condition ``error`` alone does not say why); it is added to the message.
     """
+    return stoppable(
+        lambda: _solve_pyomo(
+            formulation, solver, options, solver_options, label, duals, iteration_keys, explain
+        ),
+        options,
+        label,
+        always=always,
+        preload=preload,
+    )
+
+
+def _solve_pyomo(
+    formulation: Formulation,
+    solver: Any,
+    options: SolveOptions,
+    solver_options: dict[str, Any],
+    label: str,
+    duals: bool,
+    iteration_keys: tuple[str, ...],
+    explain: Callable[[Any], str] | None,
+) -> BackendResult:
     clock = Clock()
     try:
         results = solver.solve(
@@ -460,5 +652,15 @@ def solve_pyomo(
         bound=finite_or_none(results.objective_bound),
         iterations=iterations,
         seconds=clock(),
-        message=f"{label}: {condition}",
+        message=f"{label}: {condition}{_reason(explain, results, status)}",
     )
+
+
+def _reason(explain: Callable[[Any], str] | None, results: Any, status: Status) -> str:
+    # The solver's own words for an ERROR, as " (...)", or "".
+    if explain is None or status is not Status.ERROR:
+        return ""
+    text = ""
+    with contextlib.suppress(Exception):
+        text = explain(results)
+    return f" ({text})" if text else ""

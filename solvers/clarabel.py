@@ -61,6 +61,7 @@ from ._common import (
     matrix_raw_solution,
     out_of_time,
     solve_cvxpy,
+    stoppable,
     time_left,
     upper_triangle,
 )
@@ -121,6 +122,17 @@ class ClarabelMatrixBackend(Backend):
     requires: ClassVar[tuple[str, ...]] = ("clarabel",)
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve in this process, or in a child process with a time limit (see the module notes)."""
+        self.check_available()
+        return stoppable(
+            lambda: self._solve(formulation, options),
+            options,
+            "Clarabel",
+            always=False,
+            preload=self.requires,
+        )
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Convert the bounds to zero and nonnegative cones, solve, and map ``z`` to row duals."""
         self.check_available()
         import clarabel
@@ -242,4 +254,5 @@ class ClarabelCvxpyBackend(Backend):
             settings,
             read_raw,
             duals=formulation.problem_class in self.duals,
+            preload=self.requires,
         )

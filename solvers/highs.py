@@ -52,6 +52,7 @@ every layer; an infeasible iterate (an LP stopped by its iteration limit) is not
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -76,6 +77,7 @@ from ._common import (
     out_of_time,
     solve_cvxpy,
     solve_pyomo,
+    stoppable,
     time_left,
 )
 
@@ -154,6 +156,37 @@ def _iterations(info: Any) -> int:
     return int(sum(max(0, int(count)) for count in counts))
 
 
+def _collect_errors(highs: Any, options: SolveOptions) -> list[str]:
+    """The ``ERROR:`` lines of HiGHS's log, collected through its logging callback.
+
+    A bare "Solve error" does not say why; HiGHS's log does ("QP solver claims optimality, but
+    with ... primal infeasibilities"). Without ``verbose`` the log is kept off the console and
+    only read; a user's ``output_flag`` in ``solver_options`` is left as it is.
+    """
+    errors: list[str] = []
+    if not options.verbose and "output_flag" not in options.solver_options:
+        highs.setOptionValue("output_flag", True)
+        highs.setOptionValue("log_to_console", False)
+
+    def keep(event: Any) -> None:
+        line = str(getattr(event, "message", "")).strip()
+        if line.startswith("ERROR"):
+            errors.append(line.removeprefix("ERROR:").strip())
+
+    with contextlib.suppress(Exception):  # a highspy without callbacks: no log lines
+        highs.cbLogging.subscribe(keep)
+    return errors
+
+
+def _log_errors(log: str | None) -> list[str]:
+    """The ``ERROR:`` lines of a solver log as text (Pyomo keeps HiGHS's in ``solver_log``)."""
+    return [
+        line.strip().removeprefix("ERROR:").strip()
+        for line in (log or "").splitlines()
+        if line.strip().startswith("ERROR")
+    ]
+
+
 def _model_status(highs: Any) -> tuple[Status, str]:
     model_status = highs.getModelStatus()
     return HIGHS_STATUS.get(model_status.name, Status.ERROR), highs.modelStatusToString(
@@ -227,6 +260,17 @@ class HighsMatrixBackend(Backend):
     warm_starts: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve in this process, or in a child process with a time limit (see the module notes)."""
+        self.check_available()
+        return stoppable(
+            lambda: self._solve(formulation, options),
+            options,
+            "HiGHS",
+            always=False,
+            preload=self.requires,
+        )
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Build the HiGHS model from the CSC arrays, run it and read the solution.
 
         For an LP, ``options.start`` (if it names every column and row) becomes HiGHS's starting
@@ -244,6 +288,7 @@ class HighsMatrixBackend(Backend):
             for key, value in highs_options(options).items():
                 if highs.setOptionValue(key, value) == highspy.HighsStatus.kError:
                     return error_result(f"option {key}={value!r} rejected", clock(), "HiGHS")
+            errors = _collect_errors(highs, options)
             if highs.passModel(self._lp(highspy, problem)) == highspy.HighsStatus.kError:
                 return error_result("passModel rejected the model", clock(), "HiGHS")
             if integer:
@@ -266,6 +311,8 @@ class HighsMatrixBackend(Backend):
                 if _limit_time(highs, options, clock):
                     highs.run()
                     status, text = _model_status(highs)
+            if status is Status.ERROR and errors:
+                text = f"{text} ({'; '.join(errors)})"
             result = self._result(highs, formulation, problem, integer, status, text, clock)
             if lp and status is Status.OPTIMAL:
                 result = replace(result, basis=_get_basis(highs, formulation))
@@ -405,6 +452,7 @@ class HighsCvxpyBackend(Backend):
             {"highs_options": highs_options(options)},
             read_raw,
             duals=formulation.problem_class in self.duals,
+            preload=self.requires,
         )
 
     @staticmethod
@@ -463,10 +511,12 @@ class HighsPyomoBackend(Backend):
             opts,
             "Pyomo HiGHS",
             duals=formulation.problem_class in self.duals,
+            preload=self.requires,
             iteration_keys=(
                 "simplex_iteration_count",
                 "ipm_iteration_count",
                 "qp_iteration_count",
                 "pdlp_iteration_count",
             ),
+            explain=lambda results: "; ".join(_log_errors(getattr(results, "solver_log", ""))),
         )

@@ -64,6 +64,7 @@ from ._common import (
     out_of_time,
     quiet,
     solve_cvxpy,
+    stoppable,
     time_left,
     upper_triangle,
 )
@@ -105,6 +106,9 @@ def _status(info: Any, settings: dict[str, Any]) -> Status:
     import osqp
 
     name = osqp.SolverStatus(int(info.status_val)).name
+    if name == "OSQP_SIGINT":
+        # OSQP catches Ctrl-C itself and returns; the user asked to stop, not for a result.
+        raise KeyboardInterrupt
     status = OSQP_STATUS.get(name, Status.ERROR)
     certified = not settings.get("scaled_termination", False) and settings.get(
         "check_dualgap", True
@@ -125,6 +129,17 @@ class OsqpMatrixBackend(Backend):
     requires: ClassVar[tuple[str, ...]] = ("osqp",)
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve in this process, or in a child process with a time limit (see the module notes)."""
+        self.check_available()
+        return stoppable(
+            lambda: self._solve(formulation, options),
+            options,
+            "OSQP",
+            always=False,
+            preload=self.requires,
+        )
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Set up ``l <= [A; I_B] x <= u`` with the upper triangle of ``P`` and run ADMM."""
         self.check_available()
         import osqp
@@ -209,4 +224,5 @@ class OsqpCvxpyBackend(Backend):
             cvxpy_settings,
             read_raw,
             duals=formulation.problem_class in self.duals,
+            preload=self.requires,
         )

@@ -85,6 +85,7 @@ from ._common import (
     matrix_raw_solution,
     out_of_time,
     solve_cvxpy,
+    stoppable,
     time_left,
     upper_triangle,
 )
@@ -209,6 +210,17 @@ class PiqpMatrixBackend(Backend):
     requires: ClassVar[tuple[str, ...]] = ("piqp",)
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve in a child process that Ctrl-C and the time limit stop (see the module notes)."""
+        self.check_available()
+        return stoppable(
+            lambda: self._solve(formulation, options),
+            options,
+            "PIQP",
+            always=True,
+            preload=self.requires,
+        )
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Split the rows into equalities and ranged inequalities, solve, and map the duals."""
         self.check_available()
         import piqp
@@ -322,5 +334,7 @@ class PiqpCvxpyBackend(Backend):
             cvxpy_settings,
             read_raw,
             duals=formulation.problem_class in self.duals,
+            preload=self.requires,
+            always=True,
         )
         return _deadline(outcome, options)

@@ -83,6 +83,7 @@ from ._common import (
     out_of_time,
     solve_cvxpy,
     solve_pyomo,
+    stoppable,
     time_left,
 )
 
@@ -180,6 +181,8 @@ def lowered_bound(result: BackendResult, options: SolveOptions) -> BackendResult
 
 def _outcome(model: Any) -> RawOutcome:
     text = str(model.getStatus())
+    if text == "userinterrupt":  # SCIP caught Ctrl-C: the user asked to stop, not for a result
+        raise KeyboardInterrupt
     objective = _finite(model, model.getObjVal()) if model.getNSols() > 0 else None
     return RawOutcome(
         SCIP_STATUS.get(text, Status.ERROR), objective, _finite(model, model.getDualbound()), text
@@ -199,6 +202,17 @@ class ScipMatrixBackend(Backend):
     requires: ClassVar[tuple[str, ...]] = ("pyscipopt",)
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve in a child process that Ctrl-C and the time limit stop (see the module notes)."""
+        self.check_available()
+        return stoppable(
+            lambda: self._solve(formulation, options),
+            options,
+            "SCIP",
+            always=True,
+            preload=self.requires,
+        )
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Build the pyscipopt model row by row, optimize, and read values, duals and bound."""
         self.check_available()
         import pyscipopt
@@ -349,7 +363,9 @@ class ScipPyomoBackend(Backend):
                     scip_params(options),
                     "Pyomo SCIP",
                     duals=formulation.problem_class in self.duals,
+                    preload=self.requires,
                     iteration_keys=("NNodes",),
+                    always=True,
                 ),
                 options,
             )
@@ -390,6 +406,8 @@ class ScipCvxpyBackend(Backend):
                     scip_params(options),
                     read_raw,
                     duals=formulation.problem_class in self.duals,
+                    preload=self.requires,
+                    always=True,
                 ),
                 options,
             )
