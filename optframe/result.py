@@ -32,6 +32,17 @@ class Status(enum.Enum):
     UNBOUNDED = "unbounded"
     ERROR = "error"
 
+    def __str__(self) -> str:
+        """The status's name, as printed: ``print(result.status)`` shows ``OPTIMAL``.
+
+        Examples
+        --------
+        >>> print(Status.OPTIMAL), repr(Status.OPTIMAL)
+        OPTIMAL
+        (None, "<Status.OPTIMAL: 'optimal'>")
+        """
+        return self.name
+
     @property
     def is_success(self) -> bool:
         """Whether the solve ended by its own criterion (``OPTIMAL`` or ``CONVERGED``)."""

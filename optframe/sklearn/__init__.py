@@ -9,6 +9,7 @@ scikit-learn's estimator checks (``S3VMClassifier`` all but one, see its Notes) 
 estimator                            model
 ==================================== ==================================================
 :class:`LADRegressor`                :class:`~optframe.models.LADRegression` (LP)
+:class:`QuantileRegressor`           :class:`~optframe.models.EmpiricalRisk`, pinball + L1 (LP)
 :class:`SVMClassifier`               :class:`~optframe.models.WeightedSVM` (QP)
 :class:`L2SVMClassifier`             :class:`~optframe.models.L2SVM` (QP)
 :class:`S3VMClassifier`              :class:`~optframe.models.SemiSupervisedSVM` (MIQP)
@@ -23,6 +24,7 @@ classes wrap them in ``sklearn.multiclass.OneVsRestClassifier``.
 from optframe.sklearn.knowledge import KnowledgeBasedSVMClassifier
 from optframe.sklearn.lad import LADRegressor
 from optframe.sklearn.pu import PUClassifier
+from optframe.sklearn.quantile import QuantileRegressor
 from optframe.sklearn.s3vm import S3VMClassifier
 from optframe.sklearn.svm import L2SVMClassifier, SVMClassifier
 
@@ -31,6 +33,7 @@ __all__ = [
     "L2SVMClassifier",
     "LADRegressor",
     "PUClassifier",
+    "QuantileRegressor",
     "S3VMClassifier",
     "SVMClassifier",
 ]

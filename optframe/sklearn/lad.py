@@ -37,7 +37,10 @@ class LADRegressor(RegressorMixin, OptframeEstimator):
         (:mod:`optframe.drivers.auto`); otherwise ``"direct"`` (one LP solve) or a
         driver such as ``optframe.drivers.AggregateDisaggregate()``.
     backend : str, default="auto"
-        The solver of the LP (or of the driver's sub-problems): ``"auto"`` is HiGHS.
+        The solver of the LP (or of the driver's sub-problems). With ``driver="auto"`` and at
+        least 1,000 samples, ``"auto"`` is ``fn``, optframe's Frisch-Newton interior point on
+        the dual LP (the measured rule of :mod:`optframe.drivers.auto`); below that, or with
+        another driver, it is HiGHS. ``result_.backend`` says which ran.
     solve_options : dict, optional
         Further keyword options of :func:`optframe.solve` (``tol``, ``max_iter``, ``time_limit``,
         ``threads``, ``verbose``, ``callback``, ``solver_options``).

@@ -36,12 +36,14 @@ from optframe.sklearn import (
     L2SVMClassifier,
     LADRegressor,
     PUClassifier,
+    QuantileRegressor,
     S3VMClassifier,
     SVMClassifier,
 )
 
 CHECKED = [
     LADRegressor(),
+    QuantileRegressor(quantile=0.7, alpha=0.01),
     SVMClassifier(),
     L2SVMClassifier(),
     S3VMClassifier(),
