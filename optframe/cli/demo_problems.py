@@ -17,11 +17,11 @@ def _standardized(X: np.ndarray) -> np.ndarray:
 
 
 def demo_problems(quick: bool = False) -> Iterator[tuple[str, Model]]:
-    """Yield (title, model): LAD on diabetes, weighted SVM (linear and RBF) on breast cancer."""
+    """Yield (title, model): LAD on diabetes_sklearn; weighted SVMs on breast cancer."""
     models = registry.models()
     diabetes = load_diabetes()
-    lad_data = Dataset(X=diabetes.data, y=diabetes.target, name="diabetes")
-    yield "LADRegression on diabetes (n=442, m=10)", models["LADRegression"](lad_data)
+    lad_data = Dataset(X=diabetes.data, y=diabetes.target, name="diabetes_sklearn")
+    yield "LADRegression on diabetes_sklearn (n=442, m=10)", models["LADRegression"](lad_data)
 
     cancer = load_breast_cancer()
     X = _standardized(cancer.data)

@@ -833,7 +833,7 @@ _PMLB: list[tuple[str, str, int, int, tuple[str, ...], str]] = [
     ),
     ("mushroom", "binary", 8124, 22, (), "UCI mushroom, categorical codes (LIBSVM: mushrooms)"),
     ("phoneme", "binary", 5404, 5, (), "phoneme"),
-    ("pima", "binary", 768, 8, ("diabetes", "pima_indians_diabetes"), "Pima Indians diabetes"),
+    ("pima", "binary", 768, 8, ("pima_indians_diabetes",), "Pima Indians diabetes"),
     ("ring", "binary", 7400, 20, ("ringnorm",), "Breiman ringnorm"),
     ("sonar", "binary", 208, 60, (), "sonar mines vs rocks"),
     ("spambase", "binary", 4601, 57, ("spam",), "UCI spambase"),
@@ -992,6 +992,18 @@ UNAVAILABLE: Mapping[str, str] = MappingProxyType(
 )
 
 
+# Names that mean two data sets: refused, naming both.
+AMBIGUOUS: Mapping[str, str] = MappingProxyType(
+    {
+        "diabetes": (
+            "'pima' (Pima Indians diabetes, binary, 768 x 8) or 'diabetes_sklearn' (Efron et "
+            "al.'s diabetes progression, regression, 442 x 10: scikit-learn's load_diabetes, the "
+            "set `optframe demo` uses)"
+        ),
+    }
+)
+
+
 def resolve_name(name: str) -> tuple[CatalogEntry, str | None]:
     """Find the entry for a name or alias.
 
@@ -1011,8 +1023,8 @@ def resolve_name(name: str) -> tuple[CatalogEntry, str | None]:
     Raises
     ------
     DataError
-        For an unknown name, suggesting close matches, or naming the stand-in for data sets
-        that are not available.
+        For an unknown name, suggesting close matches; an ambiguous one (``"diabetes"``), naming
+        the data sets it may mean; or naming the stand-in for data sets that are not available.
     """
     if not isinstance(name, str):
         raise DataError(f"A data set name must be a string, got {type(name).__name__}.")
@@ -1023,6 +1035,8 @@ def resolve_name(name: str) -> tuple[CatalogEntry, str | None]:
         entry = CATALOG[_INDEX[key[:-2]]]
         if "test" in entry.files:
             return entry, "test"
+    if key in AMBIGUOUS:
+        raise DataError(f"Data set name {name!r} is ambiguous; use {AMBIGUOUS[key]}.")
     if key in UNAVAILABLE:
         raise DataError(
             f"Data set {name!r} is not available in the benchmark folder; use "

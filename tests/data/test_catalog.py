@@ -114,7 +114,7 @@ def test_readme_folders_and_names_are_covered(data_root):
         ("cpusmall", "227_cpu_small"),
         ("cpu_act", "197_cpu_act"),
         ("computer", "197_cpu_act"),
-        ("diabetes", "pima"),
+        ("pima_indians_diabetes", "pima"),
         ("heart", "heart_statlog"),
         ("wdbc", "breast_cancer_wisconsin"),
         ("magic04", "magic"),
@@ -188,3 +188,13 @@ def test_cache_names_keep_the_upstream_compression():
 def test_suggestions_name_the_close_alias_and_its_data_set():
     with pytest.raises(DataError, match=r"Did you mean 'cpusmall' \(227_cpu_small\)\?"):
         resolve_name("cpusmal")
+
+
+def test_diabetes_is_ambiguous_and_names_both():
+    with pytest.raises(DataError) as caught:
+        resolve_name("diabetes")
+    text = str(caught.value)
+    assert "'pima'" in text
+    assert "'diabetes_sklearn'" in text
+    assert resolve_name("diabetes_sklearn")[0].name == "diabetes_sklearn"
+    assert resolve_name("pima")[0].name == "pima"
