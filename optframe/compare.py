@@ -89,17 +89,18 @@ def compare(
 
     ``options`` go to :func:`optframe.solve` for every run. A pair whose model/back-end combination
     is refused (for example a formulation too large to build) is reported with the reason.
-    ``progress(done, total, label)`` is called before each solve, the reference first (label
-    ``"reference"``), then each pair (``"driver back-end"``), and once at the end with
-    ``done == total``.
+    ``progress(done, total, label)`` counts the pairs, the rows of the comparison (``total`` is
+    their number): it is called before each solve, the reference first (``done == 0``, label
+    ``"reference"``), then each pair (``"driver back-end"``, ``done`` the pairs finished), and
+    once at the end with ``done == total``.
     """
     pairs = list(applicable_pairs(model))
-    total = len(pairs) + 1
+    total = len(pairs)
     if progress is not None:
         progress(0, total, "reference")
     reference = solve(model, **options)
     runs = []
-    for index, pair in enumerate(pairs, start=1):
+    for index, pair in enumerate(pairs):
         if progress is not None:
             progress(index, total, f"{pair.label} {pair.backend}")
         try:
