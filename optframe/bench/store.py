@@ -22,7 +22,7 @@ One runner at a time: :meth:`ResultStore.run_lock` holds an OS lock (``flock``) 
 ``PATH.lock`` beside the database for the whole run, so a second ``optframe bench`` on the same
 ``--db`` stops at once with a message naming the database and the runner that holds it, instead
 of running every cell again and having its records dropped. The OS releases the lock when the
-runner exits, however it exits.
+runner exits, however it exits; a runner that ends normally also removes the file.
 """
 
 from __future__ import annotations
@@ -188,12 +188,9 @@ class ResultStore:
             Another process (or another store object of this one) holds it; the message names
             the database, the holder and what to do.
         """
+        handle, held = self._take_lock()
         try:
-            handle = open(self.lock_path, "a+")  # noqa: SIM115 (held across the yield)
-        except OSError as exc:
-            raise ResultStoreError(f"cannot create the lock file {self.lock_path}: {exc}") from exc
-        try:
-            if not _try_lock(handle):
+            if not held:
                 handle.seek(0)
                 holder = handle.read().strip() or "another process"
                 raise ResultStoreError(
@@ -209,7 +206,35 @@ class ResultStore:
             handle.flush()
             yield
         finally:
+            if held:  # remove the file while still holding it: nothing is left behind
+                with contextlib.suppress(OSError):
+                    self.lock_path.unlink()
             handle.close()  # closing the file releases the lock
+
+    def _take_lock(self) -> tuple[Any, bool]:
+        """Open ``PATH.lock`` and try to lock it: ``(handle, held)``.
+
+        A runner removes the file when it ends; a lock taken on a file that was removed meanwhile
+        would guard nothing, so the file is opened again until the lock is on the file at
+        ``PATH.lock``.
+        """
+        for _ in range(100):
+            try:
+                handle = open(self.lock_path, "a+")  # noqa: SIM115 (held across the yield)
+            except OSError as exc:
+                raise ResultStoreError(
+                    f"cannot create the lock file {self.lock_path}: {exc}"
+                ) from exc
+            if not _try_lock(handle):
+                return handle, False
+            try:
+                same = os.fstat(handle.fileno()).st_ino == os.stat(self.lock_path).st_ino
+            except OSError:
+                same = False
+            if same:
+                return handle, True
+            handle.close()
+        raise ResultStoreError(f"cannot hold the lock file {self.lock_path}: it keeps changing")
 
     def close(self) -> None:
         """Close the connection (every write is already committed)."""
