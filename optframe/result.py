@@ -114,14 +114,32 @@ def relative_gap(objective: float, bound: float | None, scale: float | None = No
 TITLE_PAD = 12.0
 
 
-def _label_final_point(ax: Any, x: float, objective: float, bound: float, gap: float) -> None:
-    """Write the values next to the single point of a result without history."""
+def _plot_final_point(ax: Any, x: float, objective: float, bound: float, gap: float) -> None:
+    """Draw the single point of a result without history, with its values written beside it.
+
+    An objective and a bound that agree to 1e-9 (relative) are one point: drawn apart, an axis
+    scaled to their difference would put them at the bottom and the top of the plot.
+    """
+    same = np.isfinite(bound) and abs(objective - bound) <= 1e-9 * max(1.0, abs(objective))
+    if same:
+        ax.plot([x], [objective], "o", label="objective = bound")
+    else:
+        ax.plot([x], [objective], ".-", label="objective")
+        if np.isfinite(bound):
+            ax.plot([x], [bound], ".--", label="bound")
     text = f"objective {objective:.8g}"
     if np.isfinite(bound):
         text += f"\nbound {bound:.8g}\ngap {gap:.2e}"
     ax.annotate(text, (x, objective), xytext=(10, -6), textcoords="offset points", fontsize=8,
                 va="top")  # fmt: skip
-    ax.margins(x=0.5, y=0.5)
+    low = objective if not np.isfinite(bound) else min(objective, bound)
+    high = objective if not np.isfinite(bound) else max(objective, bound)
+    if same or high - low <= 1e-9 * max(1.0, abs(high)):
+        span = 0.05 * max(1.0, abs(objective))  # a fixed span around the point
+        ax.set_ylim(objective - span, objective + span)
+    else:
+        ax.margins(y=0.5)
+    ax.margins(x=0.5)
     # one value per axis: ticks in full (1633.1871), not as offsets from it (+1.63318e3)
     ax.ticklabel_format(axis="both", style="plain", useOffset=False)
 
@@ -227,7 +245,8 @@ class Result:
         if ax is None:
             import matplotlib.pyplot as plt
 
-            _, ax = plt.subplots()
+            # constrained layout keeps the right axis's label and the legend below inside
+            _, ax = plt.subplots(layout="constrained")
         rows = self.history or (
             IterationRecord(self.iterations, self.timings.total, self.objective, self.bound),
         )
@@ -235,24 +254,31 @@ class Result:
         objective = np.array([r.objective for r in rows], dtype=np.float64)
         bound = np.array([np.nan if r.bound is None else r.bound for r in rows], dtype=np.float64)
         gap = np.array([relative_gap(r.objective, r.bound) for r in rows], dtype=np.float64)
-        ax.plot(xs, objective, ".-", label="objective")
-        if np.isfinite(bound).any():
-            ax.plot(xs, bound, ".--", label="bound")
         title = f"{self.model} | {self.driver}: {self.status.value}"
         if not self.history:
-            _label_final_point(ax, xs[0], objective[0], bound[0], gap[0])
+            _plot_final_point(ax, xs[0], objective[0], bound[0], gap[0])
             title += " (one step, no history)"
+        else:
+            ax.plot(xs, objective, ".-", label="objective")
+            if np.isfinite(bound).any():
+                ax.plot(xs, bound, ".--", label="bound")
         ax.set_xlabel(x)
         ax.set_ylabel("objective")
         ax.set_title(title, fontsize=9, pad=TITLE_PAD)
-        ax.legend(loc="center right", fontsize=8)
+        handles, labels = ax.get_legend_handles_labels()
         shown = np.isfinite(gap) & (gap > 0) & bool(self.history)
         if shown.any():
             right = ax.twinx()
             right.semilogy(xs[shown], gap[shown], ":", color="0.4", marker=".", label="gap")
             right.set_ylabel("relative gap")
-            right.legend(loc="upper right", fontsize=8)
+            more, names = right.get_legend_handles_labels()
+            handles, labels = handles + more, labels + names
             ax.right_ax = right
+        # one legend for both axes, below the plot: it never covers a curve
+        ax.legend(
+            handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=len(labels),
+            fontsize=8, frameon=False,
+        )  # fmt: skip
         return ax
 
     def __repr__(self) -> str:

@@ -90,3 +90,34 @@ def test_the_offset_text_above_the_axis_does_not_cover_the_title():
         assert not offset.get_window_extent(renderer).overlaps(title)
     finally:
         plt.close(ax.figure)
+
+
+def test_one_legend_below_the_axes_and_the_right_label_inside_the_figure():
+    ax = result().plot()
+    try:
+        fig = ax.figure
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        assert ax.right_ax.get_legend() is None  # not on the gap curve
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["objective", "bound", "gap"]
+        axes = ax.get_window_extent(renderer)
+        assert legend.get_window_extent(renderer).y1 <= axes.y0  # below the plot, on no curve
+        label = ax.right_ax.yaxis.label.get_window_extent(renderer)
+        assert label.x1 <= fig.bbox.x1  # the right axis's label is not clipped
+    finally:
+        plt.close(ax.figure)
+
+
+def test_a_one_step_objective_and_bound_that_agree_are_one_point():
+    value = 33541.344528142
+    tiny = Result(Status.OPTIMAL, value, value - 5e-11, {"x": np.ones(1)}, iterations=1,
+                  history=(), timings=Timings(total=0.5), model="m", driver="direct")  # fmt: skip
+    ax = tiny.plot()
+    try:
+        (point,) = ax.get_lines()
+        assert point.get_label() == "objective = bound"
+        low, high = ax.get_ylim()
+        assert high - low > 1.0  # not an axis scaled to the 5e-11 between them
+    finally:
+        plt.close(ax.figure)
