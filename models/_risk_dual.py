@@ -33,7 +33,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.duality import balance, fill_subgradient, kink_set, match_sum, project_null
+from optframe.duality import (
+    balance,
+    equality_residual,
+    fill_subgradient,
+    kink_set,
+    match_sum,
+    project_null,
+)
 
 if TYPE_CHECKING:
     from .empirical_risk import EmpiricalRisk
@@ -141,7 +148,10 @@ def _unpenalized_value(
     scale = tol * max(float(np.max(np.abs(v), initial=0.0)), 1e-300)
     pinned = (model.costs <= 0) | ((np.abs(v) <= scale) & ((v_low == 0) | (v_high == 0)))
     upper, lower = np.where(pinned, 0.0, v_high), np.where(pinned, 0.0, v_low)
-    v = _scale_into(project_null(_rows(model), v, upper, lower), v_low, v_high)
+    rows = _rows(model)
+    v = _scale_into(project_null(rows, v, upper, lower), v_low, v_high)
+    if equality_residual(rows, v) > 1.0:  # a row the projection could not meet: no bound
+        return -math.inf
     return loss_part(model, v)
 
 

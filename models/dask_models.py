@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
 from optframe.data.dask import DaskDataset, rows_text
-from optframe.duality import solve_normal
+from optframe.duality import abs_products, solve_normal
 from optframe.errors import DataError, IncompatibleDriver, ModelError
 from optframe.model import Formulation, Model, ProblemClass, Solution
 
@@ -243,7 +243,8 @@ def _lad_dual_step(
 
     ``theta`` minus ``A c`` for each correction ``c`` (free rows: positive weight), then either
     ``(A'theta, A'A or None)`` or, when ``final``, ``(the largest theta_i / end of its box
-    [box[0] w_i, box[1] w_i], y'theta)``.
+    [box[0] w_i, box[1] w_i], y'theta, A'theta, |A|'|theta|, rows)``: the last three check the
+    equality rows at the point evaluated (:func:`~optframe.duality.equality_residual`).
     """
     free = w > 0
     A = _with_ones(X, fit_intercept)[free]
@@ -256,7 +257,8 @@ def _lad_dual_step(
         else:
             ratio = np.where(part > 0, part / (box[1] * w[free]), part / (box[0] * w[free]))
         excess = float(np.max(ratio)) if part.size else 0.0
-        return excess, float(y[free] @ part)
+        residual = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
+        return excess, float(y[free] @ part), residual, abs_products(A, part), part.size
     rhs = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
     if not gram:
         return rhs, None
@@ -536,7 +538,10 @@ class DaskLADRegression(_ChunkedSampleModel):
         :math:`\{X^\top\theta = 0,\ \mathbf 1^\top\theta = 0\}` in two least-squares passes
         (:math:`A^\top A` and :math:`A^\top\theta` summed over the chunks, :math:`A = [X,
         \mathbf 1]`) and divided by :math:`\max(1, \max_i \lvert\theta_i\rvert / w_i)`: three
-        passes over the chunks, whatever the number of samples.
+        passes over the chunks, whatever the number of samples. The last pass also sums
+        :math:`A^\top\theta` and :math:`\lvert A\rvert^\top\lvert\theta\rvert`: a row left
+        above its rounding error (:func:`~optframe.duality.equality_residual`) gives no bound
+        (``-inf``).
         """
         data, loss = self.data, self.chunk_loss
         box = (loss.below, loss.above)
@@ -560,8 +565,12 @@ class DaskLADRegression(_ChunkedSampleModel):
         final = data.map_chunks(
             _lad_dual_step, self.fit_intercept, (c1, c2), False, True, box, per_chunk=[theta]
         )
-        excess = max(e for e, _ in final)
-        value = float(sum(v for _, v in final))
+        excess = max(f[0] for f in final)
+        value = float(sum(f[1] for f in final))
+        residual = np.abs(sum(f[2] for f in final))
+        allowed = sum(f[4] for f in final) * np.finfo(np.float64).eps * sum(f[3] for f in final)
+        if np.any(residual > allowed):  # a row the projection could not meet: no bound
+            return -math.inf
         return value / excess if excess > 1.0 else value
 
     def objective_floor(self) -> float:

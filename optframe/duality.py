@@ -8,8 +8,12 @@ weak duality makes the value a lower bound.
 * :func:`balance`: repair one equality row :math:`a^\top\theta = 0` over a box that contains 0 by
   scaling down the side (positive or negative terms) that is too large; the box is kept.
 * :func:`project_null`: the Euclidean projection onto :math:`\{A^\top\theta = 0\}` (least squares
-  on the :math:`k \times k` normal equations, with one refinement step), then a scaling into a
-  box :math:`\ell \le \theta \le u` that contains 0, which keeps the equalities.
+  on the :math:`k \times k` normal equations of unit-norm columns, refined twice), then a scaling
+  into a box :math:`\ell \le \theta \le u` that contains 0, which keeps the equalities.
+* :func:`equality_residual`: the check, at the point actually evaluated, that every equality row
+  holds to its rounding error. A dual value at a point that fails it is no bound (a free primal
+  variable multiplies the residual), so the models then return ``-inf`` and the result cannot be
+  OPTIMAL.
 * :func:`fill_subgradient`: the entries of a subgradient that the primal does not fix (samples on
   a kink) chosen by least squares so that the stationarity equations hold, clipped to the box.
 """
@@ -64,12 +68,72 @@ def match_sum(
 
 
 def solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A least-squares solution of ``gram @ c = rhs`` for a PSD ``gram`` (pseudo-inverse)."""
-    eigenvalues, vectors = la.eigh(gram)
+    r"""A least-squares solution of ``gram @ c = rhs`` for a PSD ``gram``, invariant to scaling.
+
+    ``gram`` is first equilibrated by its diagonal, :math:`G_s = D G D` with
+    :math:`D = \operatorname{diag}(G)^{-1/2}` (the Gram matrix of unit-norm columns), and
+    :math:`c = D G_s^+ D\,\text{rhs}` with the pseudo-inverse cut at rounding level. Scaling a
+    column of :math:`A` by any factor leaves :math:`G_s` unchanged, so no direction is dropped
+    because a column is small: without it, a column scaled by :math:`10^{-9}` has a Gram
+    eigenvalue below any relative cutoff and the projection leaves its row unsatisfied.
+    A zero column gets :math:`c_j = 0`.
+    """
+    gram = np.asarray(gram, dtype=np.float64)
+    diagonal = np.diagonal(gram)
+    kept_columns = diagonal > 0
+    inverse_norm = np.where(kept_columns, 1.0 / np.sqrt(np.where(kept_columns, diagonal, 1.0)), 0.0)
+    equilibrated = gram * inverse_norm[:, None] * inverse_norm[None, :]
+    eigenvalues, vectors = la.eigh(equilibrated)
     cutoff = max(float(eigenvalues[-1]), 0.0) * gram.shape[0] * np.finfo(np.float64).eps
     kept = eigenvalues > cutoff
     inverse = np.where(kept, 1.0 / np.where(kept, eigenvalues, 1.0), 0.0)
-    return vectors @ (inverse * (vectors.T @ rhs))
+    scaled_rhs = inverse_norm * np.asarray(rhs, dtype=np.float64)
+    return inverse_norm * (vectors @ (inverse * (vectors.T @ scaled_rhs)))
+
+
+def abs_products(
+    A: NDArray[np.float64] | sp.sparray, v: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    r""":math:`\lvert A\rvert^\top \lvert v\rvert`, the scale of each of :math:`A^\top v`'s sums.
+
+    A dense ``A`` is read in blocks of rows, so no copy of it is made.
+    """
+    v = np.abs(np.asarray(v, dtype=np.float64).reshape(-1))
+    if sp.issparse(A):
+        return np.asarray(abs(A).T @ v, dtype=np.float64).reshape(-1)
+    A = np.asarray(A)
+    total = np.zeros(A.shape[1])
+    block = max(1, 2**22 // max(A.shape[1], 1))
+    for start in range(0, A.shape[0], block):
+        total += np.abs(A[start : start + block]).T @ v[start : start + block]
+    return total
+
+
+def equality_residual(A: NDArray[np.float64] | sp.sparray, v: NDArray[np.float64]) -> float:
+    r"""How far :math:`A^\top v = 0` is from holding, in units of its rounding error.
+
+    The largest :math:`\lvert (A^\top v)_j\rvert / (\gamma_n (\lvert A\rvert^\top
+    \lvert v\rvert)_j)` over the columns, with :math:`\gamma_n = n\,\epsilon` the bound on
+    the rounding error of a sum of :math:`n` products (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 3.1). At most 1: the computed sums cannot tell :math:`v` from a point
+    that meets the rows exactly, so a dual value at :math:`v` is a bound up to that rounding.
+    Above 1: a row is violated, and a bound that drops the term :math:`(A^\top v)^\top x` of
+    a free :math:`x` can lie above the optimum (``inf`` when a row with a zero scale is not 0).
+    """
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    if A.shape[1] == 0 or not v.any():
+        return 0.0
+    residual = np.abs(np.asarray(A.T @ v, dtype=np.float64).reshape(-1))
+    allowed = max(A.shape[0], 1) * np.finfo(np.float64).eps * abs_products(A, v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(residual > 0, residual / allowed, 0.0)
+    return float(np.max(ratio))
+
+
+#: Least-squares passes of :func:`project_null`: the second and third remove what the rounding
+#: of the first left (with unit-norm columns, each pass shrinks the residual by far more than
+#: the rounding it adds).
+REFINEMENTS = 3
 
 
 def project_null(
@@ -81,7 +145,8 @@ def project_null(
     r"""A point of :math:`\{A^\top\theta = 0,\ \ell \le \theta \le u\}` near ``theta``.
 
     Rows whose box is :math:`\{0\}` are fixed at 0; the others are projected onto the null
-    space of their :math:`A^\top` (two least-squares passes against rounding), then the whole
+    space of their :math:`A^\top` (:data:`REFINEMENTS` least-squares passes on unit-norm
+    columns, :func:`solve_normal`), then the whole
     vector is divided by the largest of 1, :math:`\theta_i / u_i` and :math:`\theta_i/\ell_i`,
     which keeps the equalities (the box must contain 0).
 
@@ -105,7 +170,7 @@ def project_null(
     gram = A_free.T @ A_free
     gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
     part = theta[free]
-    for _ in range(2):
+    for _ in range(REFINEMENTS):
         rhs = np.asarray(A_free.T @ part, dtype=np.float64).reshape(-1)
         part = part - np.asarray(A_free @ solve_normal(gram, rhs)).reshape(-1)
     theta[free] = part
