@@ -9,9 +9,12 @@ count as solve time and eat the time limit. So each of those drivers calls
 :func:`compile_kernels` at the start of ``run``, before its timer starts, and reports the seconds
 as ``Result.timings.compile``.
 
-:func:`compile_kernels` solves a few tiny problems (8 points, dense and sparse) with the driver
-itself, so the kernels are compiled for exactly the argument types a real run passes them; it
-does so once per process and driver configuration (the second call returns 0.0 at once).
+:func:`compile_kernels` solves a few tiny problems (8 points) with the driver itself, so the
+kernels are compiled for exactly the argument types a real run passes them. It compiles only
+what the run needs (:class:`Needs`: a linear or a nonlinear kernel, dense or CSR points, SMO's
+steps through the weights or by kernel rows), not every case: on an empty cache the first run
+compiles a fraction of the kernels. It does so once per process, driver configuration and needs
+(the second call returns 0.0 at once; a call whose needs an earlier one covered as well).
 
 Nothing prints unless asked: ``verbose=True`` (the ``verbose`` of :func:`optframe.solve`) or
 :func:`announce` (the command line) writes one line to stderr when compilation starts and one
@@ -26,6 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,16 +39,58 @@ if TYPE_CHECKING:
     from optframe.drivers.base import Driver
     from optframe.model import Model
 
-__all__ = ["announce", "compile_kernels", "failures", "warm_up_key"]
+__all__ = [
+    "Needs",
+    "announce",
+    "compile_in_background",
+    "compile_kernels",
+    "failures",
+    "needs_of",
+    "warm_up_key",
+]
 
 logger = logging.getLogger(__name__)
 
-# Builds the warm-up runs, (driver, model) pairs, for the driver asking.
-Runs = Callable[[Any], list[tuple[Any, Any]]]
+
+@dataclass(frozen=True)
+class Needs:
+    """What a run's kernels are compiled for; ``None`` stands for every case.
+
+    Attributes
+    ----------
+    linear : bool or None
+        The kernel is linear (else RBF or polynomial: the kernel sums differ).
+    sparse : bool or None
+        The points are CSR (the kernel sums of a nonlinear kernel differ).
+    weights : bool or None
+        SMO steps through the weights ``w`` (linear kernel, plain dual), not by kernel rows.
+    """
+
+    linear: bool | None = None
+    sparse: bool | None = None
+    weights: bool | None = None
+
+    def covers(self, other: Needs) -> bool:
+        """Whether kernels compiled for these needs serve a run with ``other``'s."""
+        return all(
+            mine is None or mine == theirs
+            for mine, theirs in (
+                (self.linear, other.linear),
+                (self.sparse, other.sparse),
+                (self.weights, other.weights),
+            )
+        )
+
+
+EVERY_CASE = Needs()
+
+# Builds the warm-up runs, (driver, model) pairs, for the driver asking and its needs.
+Runs = Callable[[Any, Needs], list[tuple[Any, Any]]]
 
 _LOCK = threading.RLock()
-_STARTED: set[Hashable] = set()  # warm-up begun (the warm-up runs call back in)
+_STARTED: set[Hashable] = set()  # warm-up begun
 _READY: set[Hashable] = set()  # warm-up finished
+_WARMING = threading.local()  # inside a warm-up run (its own compile_kernels returns at once)
 _ANNOUNCE = False
 #: Warm-up runs that raised, by key (the real run then compiles what it needs itself).
 failures: dict[Hashable, str] = {}
@@ -85,41 +131,53 @@ def _tiny_data(sparse: bool) -> Any:
     return Dataset(X=X, y=y, name="jit-warm-up")
 
 
-def _smo_runs(driver: Any) -> list[tuple[Any, Model]]:
+def _layouts(needs: Needs) -> tuple[bool, ...]:
+    return (False, True) if needs.sparse is None else (needs.sparse,)
+
+
+def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import SMO
+    from optframe.kernels import RBF, Linear
     from optframe.models import WeightedSVM
 
     # the linear kernel steps through w; the kernel rows of the other kernels are forced here
-    drivers = [
-        SMO(float32_rows=driver.float32_rows, check_every=5, linear_steps=steps)
-        for steps in ("weights", "rows")
-    ]
-    return [
-        (d, WeightedSVM(_tiny_data(sparse), C=1.0)) for d in drivers for sparse in (False, True)
-    ]
+    steps = {None: ("weights", "rows"), True: ("weights",), False: ("rows",)}[needs.weights]
+    runs = []
+    for step in steps:
+        driver_ = SMO(
+            float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows,
+            check_every=5, linear_steps=step,
+        )  # fmt: skip
+        # the steps by rows with the run's kernel case (the gradient's kernel sums differ)
+        kernel = Linear() if step == "weights" or needs.linear else RBF(gamma=0.5)
+        runs += [
+            (driver_, WeightedSVM(_tiny_data(sparse), C=1.0, kernel=kernel))
+            for sparse in _layouts(needs)
+        ]
+    return runs
 
 
-def _dcd_runs(driver: Any) -> list[tuple[Any, Model]]:
+def _dcd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import DCD
     from optframe.models import WeightedSVM
 
     # dense points and CSR reach the kernel with the same types (uint64 indptr, uint32 indices)
     return [
         (DCD(check_every=2), WeightedSVM(_tiny_data(sparse), C=1.0, fit_intercept=False))
-        for sparse in (False, True)
+        for sparse in _layouts(needs)[:1]
     ]
 
 
-def _fw_runs(driver: Any) -> list[tuple[Any, Model]]:
+def _fw_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import FrankWolfe
     from optframe.models import L2SVM
 
     model = L2SVM(_tiny_data(False), C=1.0)
     # shrinking runs the active-set phases, whose kernels plain steps never call
-    return [(FrankWolfe(check_every=5), model), (FrankWolfe(shrinking=True, check_every=5), model)]
+    return [(FrankWolfe(check_every=5, shrinking=driver.shrinking), model)]
 
 
-def _cvm_runs(driver: Any) -> list[tuple[Any, Model]]:
+def _cvm_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import CoreVectorMachine
     from optframe.models import L2SVM
 
@@ -131,20 +189,53 @@ def _cvm_runs(driver: Any) -> list[tuple[Any, Model]]:
 def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     """The cache key and the warm-up runs of ``driver``, or ``None`` if it runs no numba kernel.
 
-    The key holds what changes the kernels' argument types (SMO's ``float32_rows``): drivers with
-    the same key run the same compiled kernels.
+    The key holds what changes the kernels' argument types (SMO's ``float32_rows`` and
+    ``parallel_rows``) or which kernels run (Frank-Wolfe's ``shrinking``): drivers with the same
+    key run the same compiled kernels.
     """
     from optframe.drivers import DCD, SMO, CoreVectorMachine, FrankWolfe
 
     if isinstance(driver, SMO):
-        return ("smo", bool(driver.float32_rows)), _smo_runs
+        return ("smo", bool(driver.float32_rows), bool(driver.parallel_rows)), _smo_runs
     if isinstance(driver, DCD):
         return ("dcd",), _dcd_runs
     if isinstance(driver, FrankWolfe):
-        return ("frank_wolfe",), _fw_runs
+        return ("frank_wolfe", bool(driver.shrinking)), _fw_runs
     if isinstance(driver, CoreVectorMachine):
         return ("cvm",), _cvm_runs
     return None
+
+
+def needs_of(model: Model | None, driver: Driver | None = None) -> Needs:
+    """The :class:`Needs` of running ``driver`` on ``model`` (``None``: every case).
+
+    Read from the model's ``kernel`` and points; for SMO, whether it steps through the weights
+    needs the model's dual (built here; SMO passes its own instead).
+    """
+    if model is None:
+        return EVERY_CASE
+    import scipy.sparse as sp
+
+    from optframe.kernels import Linear
+
+    kernel = getattr(model, "kernel", None)
+    data = getattr(model, "data", None)
+    X = getattr(data, "X", None)
+    needs = Needs(
+        linear=None if kernel is None else isinstance(kernel, Linear),
+        sparse=None if X is None else bool(sp.issparse(X)),
+    )
+    from optframe.drivers import SMO
+
+    if isinstance(driver, SMO):
+        from optframe.capabilities import BoxQPDual
+
+        try:
+            dual = model.structure(BoxQPDual)
+        except Exception:  # the run will say why it cannot take the model
+            return needs
+        return driver.kernel_needs(dual)
+    return needs
 
 
 def _cache_is_warm(keys: Iterable[Hashable]) -> bool:
@@ -179,7 +270,16 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
-def compile_kernels(drivers: Driver | Iterable[Driver], verbose: bool = False) -> float:
+def _covered(key: Hashable, needs: Needs) -> bool:
+    return any(
+        done[0] == key and done[1].covers(needs)  # type: ignore[index]
+        for done in _READY
+    )
+
+
+def compile_kernels(
+    drivers: Driver | Iterable[Driver], verbose: bool = False, needs: Needs | None = None
+) -> float:
     """Compile (or load from numba's cache) the kernels ``drivers`` run; return the seconds.
 
     Parameters
@@ -189,50 +289,126 @@ def compile_kernels(drivers: Driver | Iterable[Driver], verbose: bool = False) -
         are skipped.
     verbose : bool
         Write a line to stderr when compilation starts and when it ends (as :func:`announce`).
+    needs : Needs or None
+        What the run needs (:func:`needs_of`); ``None``: every case (every kernel of the
+        drivers, for any model).
 
     Returns
     -------
     float
-        Wall seconds spent here: 0.0 when every kernel was already ready in this process.
+        Wall seconds spent here: 0.0 when every kernel needed was already ready in this process
+        (or when called from inside a warm-up run).
     """
+    if getattr(_WARMING, "active", False):
+        return 0.0
+    needs = EVERY_CASE if needs is None else needs
     listed = [drivers] if not isinstance(drivers, Iterable) else list(drivers)
     wanted = [(found, driver) for driver in listed if (found := warm_up_key(driver)) is not None]
-    if all(key in _READY for (key, _), _ in wanted):
+    if all(_covered(key, needs) for (key, _), _ in wanted):
         return 0.0
     start = time.perf_counter()
+    _wait_for_background(verbose)  # then the kernels load from the cache it filled
     with _LOCK:  # another thread compiling the same kernels: wait for it
         pending: dict[Hashable, tuple[Runs, Any]] = {}
         for (key, runs), driver in wanted:
-            if key not in _STARTED and key not in pending:
-                pending[key] = (runs, driver)
+            full = (key, needs)
+            if not _covered(key, needs) and full not in _STARTED and full not in pending:
+                pending[full] = (runs, driver)
         if pending:
-            _STARTED.update(pending)  # before running: the warm-up runs call back in here
+            _STARTED.update(pending)
             _warm_up(pending, verbose, start)
     return time.perf_counter() - start
 
 
+_BACKGROUND: list[tuple[Any, float]] = []  # warm-up processes and their start
+_BACKGROUND_RUN = """
+import pickle, sys
+from optframe.jit import compile_kernels
+for driver, needs in pickle.load(sys.stdin.buffer):
+    compile_kernels(driver, needs=needs)
+"""
+
+
+def compile_in_background(runs: Iterable[tuple[Driver, Needs]]) -> bool:
+    """Start compiling the kernels of ``runs`` in another process; whether it was started.
+
+    The process fills numba's cache while this one goes on (another core does the compiling);
+    the next :func:`compile_kernels` here waits for it, then loads the kernels from the cache.
+    Not started when the cache already holds these drivers' kernels, or when numba has no
+    cache to fill.
+
+    Parameters
+    ----------
+    runs : iterable of (Driver, Needs)
+        The drivers about to run and what each run needs (:func:`needs_of`).
+    """
+    import pickle
+    import subprocess
+
+    from optframe import _numba_cache
+
+    wanted = [
+        (driver, needs)
+        for driver, needs in runs
+        if (found := warm_up_key(driver)) is not None and not _covered(found[0], needs)
+    ]
+    keys = {warm_up_key(driver)[0] for driver, _ in wanted}  # type: ignore[index]
+    if not wanted or _numba_cache.fallback == "no cache" or _cache_is_warm(keys):
+        return False
+    if _ANNOUNCE:
+        _say("compiling numba kernels, once per install (later runs load them) ...")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _BACKGROUND_RUN],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    with process.stdin:
+        process.stdin.write(pickle.dumps(wanted))
+    _BACKGROUND.append((process, time.perf_counter()))
+    return True
+
+
+def _wait_for_background(verbose: bool) -> None:
+    """Wait for the warm-up processes :func:`compile_in_background` started."""
+    while _BACKGROUND:
+        process, started = _BACKGROUND.pop()
+        process.wait()
+        seconds = time.perf_counter() - started
+        logger.info("numba kernels compiled in the background in %.2f s", seconds)
+        if verbose or _ANNOUNCE:
+            _say(f"numba kernels compiled in {seconds:.1f} s")
+
+
 def _warm_up(pending: dict[Hashable, tuple[Runs, Any]], verbose: bool, start: float) -> None:
-    """Solve the warm-up problems of ``pending`` (key: the runs and the driver asking).
+    """Solve the warm-up problems of ``pending`` ((key, needs): the runs and the driver asking).
 
     ``verbose`` prints a line before (when numba's cache holds none of these kernels) and after;
     :func:`announce` the same, the second line only when it took a second or more.
     """
     from optframe import kernel_sums
+    from optframe.kernels import RBF, Linear
     from optframe.solve import solve
 
-    if (verbose or _ANNOUNCE) and not _cache_is_warm(pending):
+    if (verbose or _ANNOUNCE) and not _cache_is_warm(key for key, _ in pending):
         _say("compiling numba kernels, once per install (later runs load them) ...")
-    for key, (runs, asking) in pending.items():
-        try:
-            for driver, model in runs(asking):
-                solve(model, driver=driver)
-            kernel_sums.warm_up()  # the certificate's kernel products on large data
-        except Exception as exc:  # the real run then compiles what it needs
-            failures[key] = f"{type(exc).__name__}: {exc}"
-            logger.debug("warm-up of %s failed: %s", key, failures[key])
-        _READY.add(key)
+    _WARMING.active = True
+    try:
+        for full, (runs, asking) in pending.items():
+            needs: Needs = full[1]  # type: ignore[index]
+            try:
+                for driver, model in runs(asking, needs):
+                    solve(model, driver=driver)
+                # the certificate's kernel products on large data
+                kernel = None if needs.linear is None else Linear() if needs.linear else RBF()
+                kernel_sums.warm_up(kernel, needs.sparse)
+            except Exception as exc:  # the real run then compiles what it needs
+                failures[full] = f"{type(exc).__name__}: {exc}"
+                logger.debug("warm-up of %s failed: %s", full, failures[full])
+            _READY.add(full)
+    finally:
+        _WARMING.active = False
     seconds = time.perf_counter() - start
-    names = ", ".join(str(key[0]) for key in pending)
+    names = ", ".join(dict.fromkeys(str(full[0][0]) for full in pending))  # type: ignore[index]
     logger.info("numba kernels of %s ready in %.2f s", names, seconds)
     if verbose or (_ANNOUNCE and seconds >= 1.0):
         _say(f"numba kernels of {names} ready in {seconds:.1f} s")

@@ -159,8 +159,20 @@ def _from_dots(D, sqn_k, sqn_l, kind, gamma, coef0, degree, bits):
                 row[t] = (gamma * row[t] + coef0) ** degree
 
 
-@numba.njit(cache=True, parallel=True)
-def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
+def kernel_sums(
+    Z: tuple,
+    sqn: NDArray[np.float64],
+    kind: int,
+    gamma: float,
+    coef0: float,
+    degree: float,
+    a: NDArray[np.float64],
+    c: NDArray[np.float64],
+    x: NDArray[np.float64],
+    lo: int,
+    hi: int,
+    G: NDArray[np.float64],
+) -> None:
     r"""``G[k] = c_k + a_k \sum_{l: x_l \ne 0} a_l x_l k(z_k, z_l)`` for ``lo <= k < hi``.
 
     ``Z = (X, indptr, indices, values, scratch)`` with dense points as the rows of ``X`` (n, d).
@@ -170,10 +182,21 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
     thread), O((hi - lo) |support| d). CSR points: one point at a time against the support's
     columns (as in :func:`_sparse_block`). Each ``G[k]`` is summed by one thread in a fixed
     order, so the result does not depend on the number of threads.
+
+    Each of the three cases is a kernel of its own, compiled on its first call: a run compiles
+    only the case its kernel and points need.
     """
-    X, indptr, indices, values, scratch = Z
-    sparse = indptr.shape[0] > 0
-    d = scratch.shape[0] if sparse else X.shape[1]
+    if kind == 0:
+        _linear_sums(Z, a, c, x, lo, hi, G)
+    elif Z[1].shape[0] > 0:
+        _sparse_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G)
+    else:
+        _dense_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G)
+
+
+@numba.njit(cache=True)
+def _support(sqn, a, x):
+    """The support of ``x``, its weights :math:`a_l x_l` and its squared norms."""
     support = np.flatnonzero(x)
     s = support.shape[0]
     v = np.empty(s)
@@ -181,69 +204,95 @@ def kernel_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
     for t in range(s):
         v[t] = a[support[t]] * x[support[t]]
         sqs[t] = sqn[support[t]]
-    if kind == 0:
-        w = np.zeros(d)
-        for t in range(s):
-            ell = support[t]
-            if sparse:
-                for p in range(indptr[ell], indptr[ell + 1]):
-                    w[indices[p]] += v[t] * values[p]
+    return support, v, sqs
+
+
+@numba.njit(cache=True, parallel=True)
+def _linear_sums(Z, a, c, x, lo, hi, G):
+    """:func:`kernel_sums` of the linear kernel, dense or CSR points."""
+    X, indptr, indices, values, scratch = Z
+    sparse = indptr.shape[0] > 0
+    d = scratch.shape[0] if sparse else X.shape[1]
+    support = np.flatnonzero(x)
+    s = support.shape[0]
+    w = np.zeros(d)
+    for t in range(s):
+        ell = support[t]
+        v = a[ell] * x[ell]
+        if sparse:
+            for p in range(indptr[ell], indptr[ell + 1]):
+                w[indices[p]] += v * values[p]
+        else:
+            for f in range(d):
+                w[f] += v * X[ell, f]
+    for k in numba.prange(lo, hi):
+        dot = 0.0
+        if sparse:
+            for p in range(indptr[k], indptr[k + 1]):
+                dot += values[p] * w[indices[p]]
+        else:
+            for f in range(d):
+                dot += X[k, f] * w[f]
+        G[k] = c[k] + a[k] * dot
+
+
+@numba.njit(cache=True, parallel=True)
+def _sparse_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
+    """:func:`kernel_sums` of the RBF and polynomial kernels on CSR points."""
+    X, indptr, indices, values, scratch = Z
+    d = scratch.shape[0]
+    support, v, sqs = _support(sqn, a, x)
+    s = support.shape[0]
+    # Binary points: the products from their bits (the support's gathered). Otherwise the
+    # support's points by columns, so a point's products with all of them cost the
+    # support's non-zeros in its own columns (see _sparse_block).
+    from_bits = X.shape[0] > 0
+    B = X.view(np.uint64)
+    BS = np.empty((s if from_bits else 0, B.shape[1]), dtype=np.uint64)
+    for t in range(BS.shape[0]):
+        BS[t] = B[support[t]]
+    by_columns = 0 if from_bits else s  # the support points copied by columns
+    colptr = np.zeros(d + 1, dtype=np.int64)
+    for t in range(by_columns):
+        for p in range(indptr[support[t]], indptr[support[t] + 1]):
+            colptr[indices[p] + 1] += 1
+    for f in range(d):
+        colptr[f + 1] += colptr[f]
+    fill = colptr[:-1].copy()
+    rowpos = np.empty(colptr[d], dtype=np.int64)
+    colval = np.empty(colptr[d])
+    for t in range(by_columns):
+        for p in range(indptr[support[t]], indptr[support[t] + 1]):
+            q = fill[indices[p]]
+            rowpos[q] = t
+            colval[q] = values[p]
+            fill[indices[p]] = q + 1
+    n_blocks = (hi - lo + SPARSE_BLOCK - 1) // SPARSE_BLOCK
+    for b in numba.prange(n_blocks):
+        dots = np.empty((1, s))
+        bits = np.empty(s, dtype=np.int64)
+        for k in range(lo + b * SPARSE_BLOCK, min(hi, lo + (b + 1) * SPARSE_BLOCK)):
+            out = dots[0]
+            if from_bits:
+                for t in range(s):
+                    out[t] = common_bits(B, k, BS, t)
             else:
-                for f in range(d):
-                    w[f] += v[t] * X[ell, f]
-        for k in numba.prange(lo, hi):
-            dot = 0.0
-            if sparse:
+                out[:] = 0.0
                 for p in range(indptr[k], indptr[k + 1]):
-                    dot += values[p] * w[indices[p]]
-            else:
-                for f in range(d):
-                    dot += X[k, f] * w[f]
-            G[k] = c[k] + a[k] * dot
-        return
-    if sparse:
-        # Binary points: the products from their bits (the support's gathered). Otherwise the
-        # support's points by columns, so a point's products with all of them cost the
-        # support's non-zeros in its own columns (see _sparse_block).
-        from_bits = X.shape[0] > 0
-        B = X.view(np.uint64)
-        BS = np.empty((s if from_bits else 0, B.shape[1]), dtype=np.uint64)
-        for t in range(BS.shape[0]):
-            BS[t] = B[support[t]]
-        by_columns = 0 if from_bits else s  # the support points copied by columns
-        colptr = np.zeros(d + 1, dtype=np.int64)
-        for t in range(by_columns):
-            for p in range(indptr[support[t]], indptr[support[t] + 1]):
-                colptr[indices[p] + 1] += 1
-        for f in range(d):
-            colptr[f + 1] += colptr[f]
-        fill = colptr[:-1].copy()
-        rowpos = np.empty(colptr[d], dtype=np.int64)
-        colval = np.empty(colptr[d])
-        for t in range(by_columns):
-            for p in range(indptr[support[t]], indptr[support[t] + 1]):
-                q = fill[indices[p]]
-                rowpos[q] = t
-                colval[q] = values[p]
-                fill[indices[p]] = q + 1
-        n_blocks = (hi - lo + SPARSE_BLOCK - 1) // SPARSE_BLOCK
-        for b in numba.prange(n_blocks):
-            dots = np.empty((1, s))
-            bits = np.empty(s, dtype=np.int64)
-            for k in range(lo + b * SPARSE_BLOCK, min(hi, lo + (b + 1) * SPARSE_BLOCK)):
-                out = dots[0]
-                if from_bits:
-                    for t in range(s):
-                        out[t] = common_bits(B, k, BS, t)
-                else:
-                    out[:] = 0.0
-                    for p in range(indptr[k], indptr[k + 1]):
-                        xf = values[p]
-                        for q in range(colptr[indices[p]], colptr[indices[p] + 1]):
-                            out[rowpos[q]] += xf * colval[q]
-                _from_dots(dots, sqn[k : k + 1], sqs, kind, gamma, coef0, degree, bits)
-                G[k] = c[k] + a[k] * _dot(out, v)
-        return
+                    xf = values[p]
+                    for q in range(colptr[indices[p]], colptr[indices[p] + 1]):
+                        out[rowpos[q]] += xf * colval[q]
+            _from_dots(dots, sqn[k : k + 1], sqs, kind, gamma, coef0, degree, bits)
+            G[k] = c[k] + a[k] * _dot(out, v)
+
+
+@numba.njit(cache=True, parallel=True)
+def _dense_sums(Z, sqn, kind, gamma, coef0, degree, a, c, x, lo, hi, G):
+    """:func:`kernel_sums` of the RBF and polynomial kernels on dense points (BLAS products)."""
+    X = Z[0]
+    d = X.shape[1]
+    support, v, sqs = _support(sqn, a, x)
+    s = support.shape[0]
     XS = np.empty((s, d))
     for t in range(s):
         XS[t] = X[support[t]]
@@ -274,6 +323,11 @@ def kernel_code(kernel: Kernel) -> tuple[int, float, float, float] | None:
     return None
 
 
+def stays_sparse(X: Any) -> bool:
+    """Whether :func:`points` keeps ``X`` as CSR (sparse, under ``DENSE_FROM`` non-zeros)."""
+    return bool(sp.issparse(X) and X.nnz < DENSE_FROM * X.shape[0] * X.shape[1])
+
+
 def points(X: Any) -> tuple[Any, tuple]:
     """``X`` as float64 (sparse stays CSR), and the tuple the compiled sums read it through.
 
@@ -283,7 +337,7 @@ def points(X: Any) -> tuple[Any, tuple]:
     Sparse input with at least ``DENSE_FROM`` non-zeros per entry is made dense (ijcnn1: 59%):
     a dense row streams 8 bytes per entry against CSR's 16 per non-zero plus a gather.
     """
-    if sp.issparse(X) and X.nnz >= DENSE_FROM * X.shape[0] * X.shape[1]:
+    if sp.issparse(X) and not stays_sparse(X):
         X = X.toarray()
     if sp.issparse(X):
         X = sp.csr_array(X, dtype=np.float64)
@@ -322,10 +376,21 @@ def kernel_times(kernel: Kernel, X: Any, v: NDArray[np.float64]) -> NDArray[np.f
     return out
 
 
-def warm_up() -> None:
-    """Compile :func:`kernel_sums` for dense and CSR points (or load it from numba's cache)."""
+def warm_up(kernel: Kernel | None = None, sparse: bool | None = None) -> None:
+    """Compile :func:`kernel_sums` (or load it from numba's cache) for what a run will sum.
+
+    Parameters
+    ----------
+    kernel : Kernel or None
+        The kernel of the run (its case: linear, or RBF and polynomial); ``None``: every case.
+    sparse : bool or None
+        Whether its points are CSR; ``None``: dense and CSR.
+    """
     X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 0.0], [0.5, 2.5]])
     v = np.array([1.0, -1.0, 0.0, 0.5])
-    sparse = sp.csr_array(np.kron(X, np.eye(1, 10)))  # a fifth filled: stays sparse
-    for points_of in (X, sparse):
-        kernel_times(RBF(gamma=0.5), points_of, v)
+    kernels = [Linear(), RBF(gamma=0.5)] if kernel is None else [kernel]
+    layouts = (False, True) if sparse is None else (bool(sparse),)
+    for use in kernels:
+        for csr in layouts:
+            # a fifth filled: stays sparse
+            kernel_times(use, sp.csr_array(np.kron(X, np.eye(1, 10))) if csr else X, v)

@@ -191,7 +191,7 @@ def demo(args: argparse.Namespace) -> int:
     """``optframe demo``: Direct on every back-end, for LAD and weighted SVM, on bundled data."""
     from optframe.cli.demo_problems import demo_problems
     from optframe.compare import applicable_pairs
-    from optframe.jit import compile_kernels, needs_of
+    from optframe.jit import compile_in_background, needs_of
 
     start = time.perf_counter()
     console.print(
@@ -199,11 +199,13 @@ def demo(args: argparse.Namespace) -> int:
         "relative difference from the reference objective."
     )
     problems = list(demo_problems(quick=args.quick))
-    # numba kernels compile here, once per install, for what these problems need (not inside
-    # a solve's time limit)
-    for _, model in problems:
-        for pair in applicable_pairs(model):
-            compile_kernels(pair.driver, needs=needs_of(model, pair.driver))
+    # numba kernels compile once per install, for what these problems need: in another process
+    # while the back-ends solve (each driver waits for it, outside its time limit)
+    compile_in_background(
+        (pair.driver, needs_of(model, pair.driver))
+        for _, model in problems
+        for pair in applicable_pairs(model)
+    )
     for title, model in problems:
         console.print(compare_model(model, title, time_limit=DEMO_TIME_LIMIT))
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")

@@ -115,7 +115,7 @@ class CoresetSteps:
             tuple(self.Z), self.sqn[:q], self.kind, self.gamma, self.coef0, self.degree, terms,
             self.diag[:q], ones, zeros, ones, zeros, zeros, zeros, x, G,
             np.arange(q, dtype=np.int64), np.empty((5, q)), self.cache, self.counters,
-            np.empty(q), float(tol), int(max_steps), True, False, False, q, 1e-12, False,
+            np.empty(q), float(tol), int(max_steps), True, False, False, q, 1e-12, core.SERIAL,
         )  # fmt: skip
         prob.alpha[members] = x
         prob.s[members] = G

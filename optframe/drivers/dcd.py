@@ -22,7 +22,7 @@ from optframe.drivers import dcd_core as core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.pacing import Pacer
-from optframe.jit import compile_kernels
+from optframe.jit import compile_kernels, needs_of
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
@@ -139,7 +139,7 @@ class DCD(Driver):
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's box dual by coordinate descent; certify with the duality gap."""
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_epochs)
-        compiled = compile_kernels(self, options.verbose)  # before the timer
+        compiled = compile_kernels(self, options.verbose, needs_of(model))  # before the timer
         start = time.perf_counter()
         dual = model.structure(LinearBoxDual)
         tol, max_epochs = options.tol, options.max_iter

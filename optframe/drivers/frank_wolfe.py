@@ -38,7 +38,7 @@ from optframe.drivers.fw_active import ActivePhases, run_phases
 from optframe.drivers.pacing import Pacer
 from optframe.drivers.smo import _kernel_code
 from optframe.errors import IncompatibleDriver, ModelError
-from optframe.jit import compile_kernels
+from optframe.jit import compile_kernels, needs_of
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
@@ -605,7 +605,7 @@ class FrankWolfe(Driver):
         options = self.common_options(
             context.options, tol=self.eps, max_iter=self.max_iter, default_max_iter=10**6
         )
-        compiled = compile_kernels(self, options.verbose)  # before the timer
+        compiled = compile_kernels(self, options.verbose, needs_of(model))  # before the timer
         start = time.perf_counter()
         eps, max_iter = options.tol, options.max_iter
         check_common("FrankWolfe", eps, self.sample_size, self.init_size)

@@ -29,8 +29,8 @@ from optframe.drivers.base import Driver, RunContext, clock_timings, driver_resu
 from optframe.drivers.kernel_cache import cache_slots
 from optframe.drivers.pacing import Pacer
 from optframe.errors import ConvergenceWarning, IncompatibleDriver, ModelError
-from optframe.jit import compile_kernels
-from optframe.kernel_sums import kernel_code, kernel_sums, points
+from optframe.jit import Needs, compile_kernels
+from optframe.kernel_sums import kernel_code, kernel_sums, points, stays_sparse
 from optframe.kernels import Kernel, Linear
 from optframe.model import Model
 from optframe.registry import register_driver
@@ -320,8 +320,23 @@ class SMO(Driver):
         with _numba_threads(self.threads) as threads:
             return self._run(model, context, threads)
 
+    def kernel_needs(self, dual: BoxQPDual) -> Needs:
+        """What the kernels of a run on ``dual`` are compiled for (:class:`optframe.jit.Needs`).
+
+        The steps go through the weights for the linear kernel of a plain dual (unless
+        ``linear_steps="rows"`` or ``stopping="paper"``), by kernel rows otherwise.
+        """
+        kind = _kernel_code(dual.kernel)[0]
+        return Needs(
+            linear=kind == 0,
+            sparse=stays_sparse(dual.X),
+            weights=(
+                kind == 0 and self.linear_steps == "weights" and self.stopping != "paper"
+                and bool(dual.plain)
+            ),
+        )  # fmt: skip
+
     def _run(self, model: Model, context: RunContext, threads: int) -> Result:
-        compiled = compile_kernels(self, context.options.verbose)  # before the timer
         start = time.perf_counter()
         dual = model.structure(BoxQPDual)
         if dual.rhs is None:
@@ -329,6 +344,10 @@ class SMO(Driver):
                 f"SMO needs a dual with one equality row; {model.name} has none here "
                 "(for WeightedSVM: fit_intercept=False)"
             )
+        needs = self.kernel_needs(dual)
+        # the kernels this run needs, compiled off the clock (the dual's build stays on it)
+        compiled = compile_kernels(self, context.options.verbose, needs)
+        start += compiled
         n = dual.n
         options = self.common_options(
             context.options, tol=self.tol, max_iter=self.max_iter,
@@ -403,7 +422,7 @@ class SMO(Driver):
         diag = np.array(dual.kernel.diagonal(X), dtype=np.float64) + (shift + ridge)
         terms = (r0.copy(), shift, ridge, plain)
         paper = self.stopping == "paper"
-        through_w = kind == 0 and self.linear_steps == "weights" and not paper and plain
+        through_w = bool(needs.weights)  # linear kernel, plain dual, not the paper's rule
         row_dtype = np.float32 if self.float32_rows and not through_w else np.float64
         Zrow = row_points(Z, row_dtype)
         itemsize = np.dtype(row_dtype).itemsize
@@ -443,7 +462,8 @@ class SMO(Driver):
         stalled = False
         second = self.working_set == "second_order"
         shrink_every = min(n, SHRINK_EVERY_WEIGHTS if through_w else SHRINK_EVERY_ROWS)
-        parallel = self.parallel_rows and threads > 1 and n >= PARALLEL_ROWS
+        parallel_ok = self.parallel_rows and threads > 1 and n >= PARALLEL_ROWS
+        parallel = True if parallel_ok else core.SERIAL  # SERIAL: no parallel row code
         pacer = Pacer(start, options.time_limit)
         if pacer.expired():  # the set-up used the time: no step
             status = Status.TIME_LIMIT

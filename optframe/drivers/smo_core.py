@@ -66,6 +66,8 @@ CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE, EXTENDED = range(8)
 N_COUNTERS = 8
 
 ROW_BLOCK = 2048  # positions per block of a kernel row (the unit of parallel work)
+#: The ``parallel`` of serial kernel rows: unlike ``False``, compiles no parallel row code.
+SERIAL = None
 
 
 @numba.njit(cache=True, fastmath={"contract"})
@@ -197,7 +199,7 @@ def _column(Z, i):
     return q
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # no compile of its own
 def fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, out):
     """``out[p] = k(z_i, z_p)`` for the positions ``p < m`` (blocks of ROW_BLOCK, in order).
 
@@ -283,7 +285,7 @@ def get_row(i, Z, sqn, kind, gamma, coef0, degree, terms, cache, counters, buf, 
     return row
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # no compile of its own
 def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
     """``out[p] = k(z_i, z_p)`` for the positions ``lo <= p < hi`` (blocks of ROW_BLOCK)."""
     q = _column(Z, i)
@@ -291,7 +293,7 @@ def fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
         _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, b0, min(hi, b0 + ROW_BLOCK), out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # no compile of its own
 def _range_block(i, q, Z, sqn, kind, gamma, coef0, degree, lo, hi, out):
     bits = np.empty(hi - lo, dtype=np.int64)
     _block(i, q, Z, sqn, lo, hi, kind, gamma, coef0, degree, out[lo:hi], bits)
@@ -305,25 +307,47 @@ def _fill_slot(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, paral
     """
 
 
-@overload(_fill_slot, jit_options={"cache": True})
+def _fill_whole(i, Z, sqn, kind, gamma, coef0, degree, m, out, parallel):
+    """Kernel row i over ``[0, m)`` into ``out``: over the threads if ``parallel`` is true.
+
+    ``parallel`` is a bool, or ``None`` (:data:`SERIAL`) for serial rows only: then the
+    parallel row code is not compiled at all (it costs seconds to compile).
+    """
+
+
+@overload(_fill_whole, inline="always", jit_options={"cache": True})
+def _fill_whole_impl(i, Z, sqn, kind, gamma, coef0, degree, m, out, parallel):
+    if isinstance(parallel, types.NoneType):
+
+        def serial(i, Z, sqn, kind, gamma, coef0, degree, m, out, parallel):
+            fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, out)
+
+        return serial
+
+    def either(i, Z, sqn, kind, gamma, coef0, degree, m, out, parallel):
+        if parallel:
+            fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, out)
+        else:
+            fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, out)
+
+    return either
+
+
+@overload(_fill_slot, inline="always", jit_options={"cache": True})
 def _fill_slot_impl(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
     if rows.dtype == types.float64:
 
         def direct(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
-            if parallel and lo == 0:
-                fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
-            elif lo == 0:
-                fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s])
+            if lo == 0:
+                _fill_whole(i, Z, sqn, kind, gamma, coef0, degree, m, rows[s], parallel)
             else:
                 fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows[s])
 
         return direct
 
     def through_buffer(i, Z, sqn, kind, gamma, coef0, degree, lo, m, rows, s, buf, parallel):
-        if parallel and lo == 0:
-            fill_row_parallel(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
-        elif lo == 0:
-            fill_row_serial(i, Z, sqn, kind, gamma, coef0, degree, m, buf)
+        if lo == 0:
+            _fill_whole(i, Z, sqn, kind, gamma, coef0, degree, m, buf, parallel)
         else:
             fill_range(i, Z, sqn, kind, gamma, coef0, degree, lo, m, buf)
         row = rows[s]
@@ -626,7 +650,14 @@ def pair_step(ai, aj, xi, xj, gi, gj, eta, ui, uj, ki, sbi, sai, kj, sbj, saj):
             m += 1
     points[m] = T
     m += 1
-    pts = np.sort(points[:m])
+    for p in range(1, m):  # at most four points: insertion sort (np.sort compiles quicksort)
+        v = points[p]
+        q = p
+        while q > 0 and points[q - 1] > v:
+            points[q] = points[q - 1]
+            q -= 1
+        points[q] = v
+    pts = points
     g0 = ai * gi - aj * gj
     best_t, best_phi = 0.0, 0.0
     for p in range(m - 1):
@@ -761,7 +792,7 @@ def _steps(
 ):  # fmt: skip
     n = x.shape[0]
     m = counters[ACTIVE]
-    set_offsets(a, x, u, kink, sb, sa, up_off, low_off, 0, m)
+    set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), m)  # not a literal 0
     gmax, imax, gmin, jmin = scan(NG, up_off, low_off, low, m)
     dphi = 0.0
     gap = INF
@@ -769,7 +800,7 @@ def _steps(
         if paper:
             for k in range(m):
                 Gp[k] = -a[k] * NG[k]
-            gap, i, j = violation(a, x, Gp, u, kink, sb, sa, m, True)
+            gap, i, j = violation(a, x, Gp, u, kink, sb, sa, m, np.bool_(True))  # not a literal
         else:
             gap, i, j = gmax - gmin, imax, jmin
         if gap <= tol:

@@ -138,23 +138,32 @@ def select(NG, up_off, low, gmax, gmin, imax, jmin, m, q, keys, where):
         keys[count] = up
         where[count] = k
         count += up > gmin
-    ups = _top(keys, where, count, half)
+    ups = _top(keys, where, np.int64(count), half)  # np.int64: never a literal (one compile)
     count = 0
     for k in range(m):
         v = low[k]
         keys[count] = -v  # the smallest low first
         where[count] = k
         count += v < gmax
-    lows = _top(keys, where, count, half)
-    pair = np.array([imax, jmin], dtype=np.int64)
-    chosen = np.sort(np.concatenate((ups, lows, pair)))
-    B = np.empty(chosen.shape[0], dtype=np.int64)
+    lows = _top(keys, where, np.int64(count), half)
+    # the union in increasing position: marks over the m positions (O(m), as the scans above)
+    chosen = np.zeros(m, dtype=np.bool_)
+    chosen[imax] = True
+    chosen[jmin] = True
+    for t in range(ups.shape[0]):
+        chosen[ups[t]] = True
+    for t in range(lows.shape[0]):
+        chosen[lows[t]] = True
     size = 0
-    for t in range(chosen.shape[0]):
-        if size == 0 or chosen[t] != B[size - 1]:
-            B[size] = chosen[t]
+    for k in range(m):
+        size += chosen[k]
+    B = np.empty(size, dtype=np.int64)
+    size = 0
+    for k in range(m):
+        if chosen[k]:
+            B[size] = k
             size += 1
-    return B[:size].copy()
+    return B
 
 
 @numba.njit(cache=True)
@@ -216,7 +225,7 @@ def _subproblem(
     code, steps, _, dphi = core._steps(
         Zb, sqnB, 0, 0.0, 0.0, 1.0, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB, NGB, GpB, permB,
         up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
-        False, True, min(q, every), eps_snap, False,
+        False, True, min(q, every), eps_snap, core.SERIAL,
     )  # fmt: skip
     wcount[GRAM_ROWS] += counters[core.ROWS]
     moved = np.empty(q)
@@ -246,7 +255,7 @@ def run_chunk(
     for k in range(n):
         NG[k] = -a[k] * G[k]
     m = counters[core.ACTIVE]
-    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, 0, m)
+    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), m)  # not a literal
     done, dphi, gap, code = 0, 0.0, INF, 0
     while True:
         gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, m)

@@ -108,6 +108,121 @@ def test_warm_up_covers_every_kernel_signature_of_real_runs():
             assert added == [], (driver.name, sparse, added)
 
 
+# A new process: importing optframe and building models compiles no kernel; SMO's warm-up for a
+# linear SVM on dense points compiles the steps through w only (no kernel-row steps, no parallel
+# rows, no kernel sums of other kernels), whatever numba's cache holds (it is loaded, not run).
+NEEDS_RUN = """
+import json
+from numba.core.dispatcher import Dispatcher
+import numpy as np
+import optframe as of
+from optframe import jit, kernel_sums
+from optframe.data import Dataset
+from optframe.drivers import SMO, smo_core, smo_linear, fw_core, dcd_core
+from optframe.models import WeightedSVM
+modules = (smo_core, smo_linear, fw_core, dcd_core, kernel_sums)
+def compiled():
+    return sorted(
+        f"{m.__name__}.{k}" for m in modules for k, v in vars(m).items()
+        if isinstance(v, Dispatcher) and v.signatures
+    )
+rng = np.random.default_rng(0)
+X = rng.normal(size=(60, 3))
+y = np.where(X[:, 0] > 0, 1.0, -1.0)
+model = WeightedSVM(Dataset(X=X, y=y), C=1.0)
+before = compiled()
+needs = jit.needs_of(model, SMO())
+jit.compile_kernels(SMO(), needs=needs)
+print(json.dumps({"before": before, "after": compiled(), "needs": needs.__dict__,
+                  "failures": {str(k): v for k, v in jit.failures.items()}}))
+"""
+
+
+def test_a_run_compiles_only_what_it_needs():
+    done = subprocess.run(
+        [sys.executable, "-c", NEEDS_RUN], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["before"] == []  # importing and building models compiles nothing
+    assert found["needs"] == {"linear": True, "sparse": False, "weights": True}
+    assert not found["failures"]
+    after = set(found["after"])
+    assert "optframe.drivers.smo_linear.run_chunk" in after
+    assert "optframe.kernel_sums._linear_sums" in after
+    not_needed = {
+        "optframe.drivers.smo_core.run_chunk",  # the steps by kernel rows
+        "optframe.drivers.smo_core.fill_row_parallel",  # parallel rows (parallel_rows=False)
+        "optframe.kernel_sums._dense_sums",  # the RBF and polynomial kernel sums
+        "optframe.kernel_sums._sparse_sums",
+    }
+    assert not after & not_needed
+    assert not any(name.startswith(("optframe.drivers.fw_core", "optframe.drivers.dcd")) for
+                   name in after)  # fmt: skip
+
+
+# Each run's own warm-up (for its needs only) covers every kernel signature the run then uses.
+NEEDS_COVER_RUN = """
+import json
+import numpy as np
+import scipy.sparse as sp
+from numba.core.dispatcher import Dispatcher
+import optframe as of
+from optframe import jit, kernel_sums
+from optframe.data import Dataset
+from optframe.drivers import DCD, SMO, CoreVectorMachine, FrankWolfe
+from optframe.drivers import dcd_core, fw_core, smo_core, smo_linear
+from optframe.kernels import RBF
+from optframe.models import L2SVM, PULearning, WeightedSVM
+modules = (smo_core, smo_linear, fw_core, dcd_core, kernel_sums)
+dispatchers = [v for m in modules for v in vars(m).values() if isinstance(v, Dispatcher)]
+rng = np.random.default_rng(3)
+Xs = sp.random(120, 30, density=0.1, random_state=4, format="csr")
+ys = np.where(Xs @ rng.normal(size=30) > 0, 1.0, -1.0)
+Xd = rng.normal(size=(120, 4))
+yd = np.where(Xd[:, 0] + 0.5 * rng.normal(size=120) > 0, 1.0, -1.0)
+dense, sparse = Dataset(X=Xd, y=yd), Dataset(X=Xs, y=ys)
+rbf = RBF(gamma=0.2)
+runs = [
+    (SMO(), WeightedSVM(sparse, C=1.0, kernel=rbf)),
+    (SMO(), PULearning(Dataset(X=Xd, y=np.where(yd > 0, 1.0, 0.0)), prior=0.4, lam=0.05)),
+    (SMO(), WeightedSVM(dense, C=1.0)),
+    (DCD(), WeightedSVM(sparse, C=1.0, fit_intercept=False)),
+    (FrankWolfe(), L2SVM(dense, C=1.0, kernel=rbf)),
+    (FrankWolfe(shrinking=True), L2SVM(dense, C=1.0, kernel=rbf)),
+    (CoreVectorMachine(), L2SVM(sparse, C=1.0, kernel=rbf)),
+]
+added = []
+for driver, model in runs:
+    jit.compile_kernels(driver, needs=jit.needs_of(model, driver))
+    before = {d: len(d.signatures) for d in dispatchers}
+    result = of.solve(model, driver=driver)
+    new = [d.py_func.__name__ for d in dispatchers if len(d.signatures) != before[d]]
+    added.append([driver.name, result.timings.compile, new])
+print(json.dumps({"added": added, "failures": {str(k): v for k, v in jit.failures.items()}}))
+"""
+
+
+def test_each_runs_warm_up_covers_what_it_runs():
+    done = subprocess.run(
+        [sys.executable, "-c", NEEDS_COVER_RUN], capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not found["failures"]
+    for name, compiled, new in found["added"]:
+        assert compiled == 0.0, name  # its warm-up was done before
+        assert new == [], (name, new)
+
+
+def test_needs_cover_the_narrower_needs():
+    every, linear = jit.Needs(), jit.Needs(linear=True, sparse=False, weights=True)
+    assert every.covers(linear)
+    assert linear.covers(linear)
+    assert not linear.covers(every)
+    assert not linear.covers(jit.Needs(linear=True, sparse=True, weights=True))
+
+
 def test_drivers_without_kernels_compile_nothing():
     assert jit.warm_up_key(Direct()) is None
     assert jit.compile_kernels([Direct(), AggregateDisaggregate()]) == 0.0

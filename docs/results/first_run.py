@@ -1,0 +1,323 @@
+"""Measure what the first run of optframe costs: numba compilation and cache loading.
+
+Three measurements, each in fresh processes, with a numba cache of its own (never the
+``__pycache__`` caches of the work tree):
+
+``compile``
+    The demo's workload on an empty cache, with a numba event listener that records, for every
+    kernel and signature compiled, the seconds spent compiling it (exclusive of the kernels it
+    compiled on the way), and the cache loads. Prints the top kernels and writes
+    ``first_run_compile.json``.
+``demo``
+    ``optframe demo`` on an empty cache, then again on the cache it filled (warm), back to back
+    in one run; prints both wall times and their ratio.
+``first-solve``
+    For each driver with numba kernels (SMO, DCD, Frank-Wolfe, CVM) and AID, a new process with
+    a warm cache: the first solve of a small problem against the second solve of the same
+    problem in the same process (the difference is what a first solve adds).
+
+Run from the repository root (``OPTFRAME_DATA`` pointing at the benchmark data)::
+
+    .venv/bin/python docs/results/first_run.py compile
+    .venv/bin/python docs/results/first_run.py demo --repeat 2
+    .venv/bin/python docs/results/first_run.py first-solve --repeat 3
+
+``--json PATH`` appends one record per measurement to ``PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+# ------------------------------------------------------------------ inside the child processes
+
+_PROFILE_CHILD = r"""
+import json, sys, time
+from collections import defaultdict
+import numba.core.event as ev
+from numba.core import caching
+
+records = defaultdict(float)  # (kernel, signature) -> exclusive compile seconds
+stack = []  # [start, nested seconds]
+
+
+class Compiles(ev.Listener):
+    def on_start(self, event):
+        stack.append([time.perf_counter(), 0.0])
+
+    def on_end(self, event):
+        start, nested = stack.pop()
+        total = time.perf_counter() - start
+        if stack:
+            stack[-1][1] += total
+        data = event.data
+        name = getattr(data["dispatcher"], "__qualname__", None) or str(data["dispatcher"])
+        module = getattr(getattr(data["dispatcher"], "py_func", None), "__module__", "")
+        key = f"{module}.{name}"
+        records[(key, str(tuple(data["args"])))] += total - nested
+
+
+loads = defaultdict(lambda: [0, 0.0])
+_load = caching.Cache.load_overload
+
+
+def load_overload(self, sig, target_context):
+    start = time.perf_counter()
+    try:
+        return _load(self, sig, target_context)
+    finally:
+        entry = loads[self._name]
+        entry[0] += 1
+        entry[1] += time.perf_counter() - start
+
+
+caching.Cache.load_overload = load_overload
+ev.register("numba:compile", Compiles())
+start = time.perf_counter()
+WORKLOAD
+wall = time.perf_counter() - start
+json.dump(
+    {
+        "wall": wall,
+        "compiles": [[k, s, t] for (k, s), t in sorted(records.items(), key=lambda r: -r[1])],
+        "loads": {k: v for k, v in loads.items()},
+    },
+    open(sys.argv[1], "w"),
+)
+"""
+
+_DEMO_WORKLOAD = r"""
+from optframe.cli.main import main
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["demo"])
+"""
+
+_FIRST_SOLVE_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+import optframe as of
+from optframe.data import Dataset, load_dataset
+from optframe.drivers import (
+    DCD, SMO, AggregateDisaggregate, CoreVectorMachine, FrankWolfe,
+)
+from optframe.models import L2SVM, LADRegression, WeightedSVM
+imported = time.perf_counter() - t0
+name = sys.argv[2]
+rng = np.random.default_rng(0)
+X = rng.standard_normal((400, 8))
+y = np.where(X[:, 0] + 0.5 * rng.standard_normal(400) > 0, 1.0, -1.0)
+data = Dataset(X=X, y=y, name="first-solve")
+if name == "SMO":
+    driver, model = SMO(), WeightedSVM(data, C=1.0, kernel="rbf")
+elif name == "DCD":
+    driver, model = DCD(), WeightedSVM(data, C=1.0, fit_intercept=False)
+elif name == "FrankWolfe":
+    driver, model = FrankWolfe(), L2SVM(data, C=1.0)
+elif name == "CVM":
+    driver, model = CoreVectorMachine(), L2SVM(data, C=1.0)
+else:
+    lad = load_dataset("cpusmall")
+    driver, model = AggregateDisaggregate(), LADRegression(lad)
+times = []
+compile_seconds = []
+for _ in range(2):
+    start = time.perf_counter()
+    result = of.solve(model, driver=driver)
+    times.append(time.perf_counter() - start)
+    compile_seconds.append(float(getattr(result.timings, "compile", 0.0) or 0.0))
+json.dump(
+    {"driver": name, "import": imported, "first": times[0], "second": times[1],
+     "compile": compile_seconds, "status": str(result.status)},
+    open(sys.argv[1], "w"),
+)
+"""
+
+# The first solve of each driver on a small problem (what ``compile`` measures besides the demo).
+_DRIVER_WORKLOAD = r"""
+import numpy as np
+import optframe as of
+from optframe.data import Dataset, load_dataset
+from optframe.drivers import DCD, SMO, CoreVectorMachine, FrankWolfe
+from optframe.kernels import RBF
+from optframe.models import L2SVM, WeightedSVM
+rng = np.random.default_rng(0)
+X = rng.standard_normal((400, 8))
+y = np.where(X[:, 0] + 0.5 * rng.standard_normal(400) > 0, 1.0, -1.0)
+data = Dataset(X=X, y=y, name="first-solve")
+runs = {
+    "smo-linear": (SMO(), WeightedSVM(data, C=1.0)),
+    "smo-rbf": (SMO(), WeightedSVM(data, C=1.0, kernel=RBF(gamma=0.1))),
+    "dcd": (DCD(), WeightedSVM(data, C=1.0, fit_intercept=False)),
+    "frank-wolfe": (FrankWolfe(), L2SVM(data, C=1.0, kernel=RBF(gamma=0.1))),
+    "cvm": (CoreVectorMachine(), L2SVM(data, C=1.0, kernel=RBF(gamma=0.1))),
+}
+driver, model = runs["NAME"]
+of.solve(model, driver=driver)
+"""
+WORKLOADS = ("demo", "smo-linear", "smo-rbf", "dcd", "frank-wolfe", "cvm")
+
+FIRST_SOLVE_DRIVERS = ("SMO", "DCD", "FrankWolfe", "CVM", "AID")
+
+
+def _env(cache: Path, tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = str(tree)  # optframe, models and solvers of that tree
+    env.setdefault("OPTFRAME_OFFLINE", "1")
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def _child(code: str, cache: Path, tree: Path, *args: str) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        path = out.name
+    try:
+        subprocess.run(
+            [PYTHON, "-c", code, path, *args], cwd=tree, env=_env(cache, tree), check=True
+        )
+        return json.loads(Path(path).read_text())
+    finally:
+        os.unlink(path)
+
+
+def _fresh_cache(tag: str) -> Path:
+    cache = Path(tempfile.gettempdir()) / f"nbcache_first_run_{tag}_{os.getpid()}"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    return cache
+
+
+# ------------------------------------------------------------------------------ measurements
+
+
+def measure_compile(top: int, workload: str, tree: Path) -> dict[str, Any]:
+    """Compile the kernels of ``workload`` on an empty cache; per kernel and signature seconds."""
+    cache = _fresh_cache("compile")
+    code = _DEMO_WORKLOAD if workload == "demo" else _DRIVER_WORKLOAD.replace("NAME", workload)
+    record = _child(_PROFILE_CHILD.replace("WORKLOAD", code), cache, tree)
+    by_kernel: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for kernel, _, seconds in record["compiles"]:
+        by_kernel[kernel][0] += 1
+        by_kernel[kernel][1] += seconds
+    total = sum(seconds for _, seconds in by_kernel.values())
+    print(
+        f"{tree}: {workload} on an empty cache: {record['wall']:.1f} s wall, "
+        f"{total:.1f} s compiling"
+    )
+    print(f"{'kernel':60s} {'specializations':>15s} {'seconds':>8s}")
+    for kernel, (count, seconds) in sorted(by_kernel.items(), key=lambda r: -r[1][1])[:top]:
+        print(f"{kernel:60s} {count:15d} {seconds:8.2f}")
+    shutil.rmtree(cache, ignore_errors=True)
+    return {
+        "measure": "compile",
+        "tree": str(tree),
+        "workload": workload,
+        "wall": record["wall"],
+        "compile": total,
+        "kernels": {k: v for k, v in by_kernel.items()},
+        "signatures": record["compiles"],
+    }
+
+
+def _demo_wall(cache: Path, tree: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [str(Path(PYTHON).parent / "optframe"), "demo"],
+        cwd=tree,
+        env=_env(cache, tree),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start
+
+
+def measure_demo(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
+    """``optframe demo`` on an empty cache, then warm, back to back; ``repeat`` times per tree."""
+    records = []
+    for r in range(repeat):
+        for tree in trees:
+            cache = _fresh_cache("demo")
+            cold = _demo_wall(cache, tree)
+            warm = _demo_wall(cache, tree)
+            shutil.rmtree(cache, ignore_errors=True)
+            print(
+                f"{tree} run {r + 1}: empty cache {cold:.1f} s, warm {warm:.1f} s, "
+                f"ratio {cold / warm:.2f}"
+            )
+            records.append(
+                {"measure": "demo", "tree": str(tree), "empty": cold, "warm": warm,
+                 "ratio": cold / warm}
+            )  # fmt: skip
+    return records
+
+
+def measure_first_solve(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
+    """Per driver: first against second solve in a new process on a warm cache."""
+    caches = {tree: _fresh_cache(f"first_solve_{t}") for t, tree in enumerate(trees)}
+    for tree, cache in caches.items():
+        for name in FIRST_SOLVE_DRIVERS:  # fill the cache
+            _child(_FIRST_SOLVE_CHILD, cache, tree, name)
+    records = []
+    print(f"{'tree':24s} {'driver':12s} {'import':>7s} {'first':>7s} {'second':>7s} {'added':>7s}")
+    for name in FIRST_SOLVE_DRIVERS:
+        for _ in range(repeat):
+            for tree, cache in caches.items():
+                rec = _child(_FIRST_SOLVE_CHILD, cache, tree, name)
+                rec["added"] = rec["first"] - rec["second"]
+                rec["measure"] = "first-solve"
+                rec["tree"] = str(tree)
+                records.append(rec)
+                print(
+                    f"{str(tree)[-24:]:24s} {name:12s} {rec['import']:7.2f} {rec['first']:7.2f} "
+                    f"{rec['second']:7.2f} {rec['added']:7.2f}"
+                )
+    for cache in caches.values():
+        shutil.rmtree(cache, ignore_errors=True)
+    return records
+
+
+def main() -> None:
+    """Run the measurement named on the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("compile", "demo", "first-solve"))
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--workload", choices=WORKLOADS, default="demo", help="for compile")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="another checkout (say of the previous commit) measured in the same run",
+    )
+    args = parser.parse_args()
+    trees = [ROOT] + ([args.against.resolve()] if args.against is not None else [])
+    if args.what == "compile":
+        records = [measure_compile(args.top, args.workload, tree) for tree in trees]
+    elif args.what == "demo":
+        records = measure_demo(args.repeat, trees)
+    else:
+        records = measure_first_solve(args.repeat, trees)
+    if args.json is not None:
+        with args.json.open("a") as out:
+            for record in records:
+                out.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()
