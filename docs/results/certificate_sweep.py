@@ -135,10 +135,20 @@ def _standardize(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
 
 
+#: One column of the standardized data multiplied by each of these: an unpenalized model's
+#: optimum does not change, and a projection that drops the column's row gave bounds above it.
+COLUMN_SCALES = (1e-12, 1e-9, 1e-6, 1e6, 1e12)
+
+
 def _variants(X: np.ndarray) -> dict[str, np.ndarray]:
-    """Standardized, raw, and standardized times 1e4 (badly scaled for the weights)."""
+    """Standardized, raw, standardized times 1e4, and standardized with column 1 times s."""
     Xs = _standardize(X)
-    return {"std": Xs, "raw": np.array(X, dtype=np.float64), "std*1e4": Xs * 1e4}
+    variants = {"std": Xs, "raw": np.array(X, dtype=np.float64), "std*1e4": Xs * 1e4}
+    for s in COLUMN_SCALES:
+        Xc = Xs.copy()
+        Xc[:, 1] *= s
+        variants[f"std,x1*{s:g}"] = Xc
+    return variants
 
 
 def breast_cancer(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +311,8 @@ def build_grid(quick: bool) -> Grid:
     """Every instance and cell of the sweep (``quick``: two values of C, two scalings)."""
     grid = Grid()
     Cs = C_VALUES_QUICK if quick else C_VALUES
-    scalings = ("std", "std*1e4") if quick else ("std", "raw", "std*1e4")
+    columns = tuple(f"std,x1*{s:g}" for s in COLUMN_SCALES)
+    scalings = ("std", "std*1e4", "std,x1*1e-09") if quick else ("std", "raw", "std*1e4", *columns)
 
     # LAD regression: cpusmall, 200 rows; the loss weight c multiplies every sample weight.
     Xl, yl = cpusmall(200, seed=0)
@@ -551,7 +562,16 @@ binding (raw, C_l = 1e-3: max 1 + |f| = 17.0 against M = 1236):
 | 0.00124977206991 | 0.00124975713233 | 1.20e-05 |
 
 Commit `6c677c7` lowers SCIP's bound by ten feasibility tolerances and gives mixed-integer models
-a default gap_tol of 1e-4; the convex models had no violation in any run.
+a default gap_tol of 1e-4; the convex models had no violation in that run.
+
+The scalings `std,x1*s` (one column times s from 1e-12 to 1e12) were added after an adversarial
+probe: LAD with one column times 1e-9 was OPTIMAL on HiGHS, Clarabel, OSQP, PIQP, SCIP and AID
+with a bound above the optimum (abalone, 4,177 rows, on HiGHS: objective and bound 6535.623
+against the optimum 6458.071, 1.2e-2 above it). The projection onto the unpenalized
+dual's rows `X'v = 0` dropped the column's row (its Gram eigenvalue, 8.2e-19, fell
+below the relative cutoff), so the point was not dual-feasible. The projection now solves on
+unit-norm columns, and every such point is checked at the point evaluated
+(`optframe.duality.equality_residual`): a row above its rounding error gives no bound.
 """
 
 STATUS_GROUPS = {
@@ -1011,7 +1031,10 @@ def write_report(
         "(200 rows x 12) for LADRegression and RegularizedLAD, HIPAD's synthetic knowledge data "
         "(`make_knowledge_data`, 40 rows x 60, its two knowledge sets) for KnowledgeBasedSVM. "
         "Scalings: `std` (standardized columns), `raw` (the features as published), and a badly "
-        "scaled `std*1e4` (standardized times 1e4; the knowledge data: `raw` and `raw*1e4`). "
+        "scaled `std*1e4` (standardized times 1e4; the knowledge data: `raw` and `raw*1e4`), "
+        "and `std,x1*s`: standardized with column 1 multiplied by s in {"
+        + ", ".join(f"{s:g}" for s in COLUMN_SCALES)
+        + "} (an ill-conditioned column; the quick grid: 1e-9 only). "
         "RBF kernels take gamma = 1 / (m var(X)) of the variant."
     )
     add(
