@@ -348,14 +348,24 @@ class Problem:
             stats=stats, backend="numba",
         )  # fmt: skip
 
-    def record(self, steps: int, start: float, dplus: float, dminus: float) -> IterationRecord:
-        """A history row: the bound from R (when scale < 0) and the FW figures."""
+    def record(
+        self, steps: int, start: float, dplus: float, dminus: float, fresh: bool = False
+    ) -> IterationRecord:
+        r"""A history row: the objective, the bound from R (when scale < 0) and the FW figures.
+
+        ``fresh``: :math:`s = \tilde K\alpha` is maintained on every point, so the model's
+        objective at the iterate costs O(m) through the structure's ``objective`` (no kernel
+        pass); otherwise (active phases, CVM's coreset) it is ``nan``.
+        """
         R = self.R
         bound = self.dual.scale * R + self.dual.offset if self.dual.scale < 0 else None
+        objective = math.nan
+        if fresh and self.dual.objective is not None:
+            objective = float(self.dual.objective(self.alpha, self.s))
         return IterationRecord(
             iteration=steps,
             seconds=time.perf_counter() - start,
-            objective=math.nan,
+            objective=objective,
             bound=bound,
             extras={
                 "delta_plus": dplus,
@@ -664,7 +674,7 @@ class FrankWolfe(Driver):
             pacer.done(int(done))
             steps += int(done)
             dplus, dminus = float(prob.sc[core.S_DPLUS]), float(prob.sc[core.S_DMINUS])
-            record = prob.record(steps, start, dplus, dminus)
+            record = prob.record(steps, start, dplus, dminus, fresh=True)
             history.append(record)
             if code == 1:
                 if exact:
