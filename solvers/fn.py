@@ -39,7 +39,10 @@ names it):
 
 ==================  ======================================================================
 ``tol``             the stopping tolerance below (default :data:`DEFAULT_TOL`)
-``time_limit``      checked before every iteration; past it the status is ``TIME_LIMIT``
+``time_limit``      checked before every iteration; past it the status is ``TIME_LIMIT``.
+                    With a limit the solve runs in a child process that is killed if the
+                    set-up, an iteration or the polish runs past the limit (see
+                    :func:`optframe.solvers._common.run_stoppable`)
 ``threads``         no effect: the work is NumPy/BLAS, whose threads the environment sets
                     (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``)
 ``max_iter``        interior-point iterations (default :data:`DEFAULT_MAX_ITER`); reaching
@@ -96,7 +99,14 @@ from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import register_backend
 from optframe.result import Status
 
-from ._common import Clock, error_result, matrix_raw_solution, out_of_time, time_left
+from ._common import (
+    Clock,
+    error_result,
+    matrix_raw_solution,
+    out_of_time,
+    stoppable,
+    time_left,
+)
 from ._fn_core import BoxLP, Iterate, Stop, frisch_newton, polish
 
 __all__ = [
@@ -267,6 +277,10 @@ class FnMatrixBackend(Backend):
         return refusal(formulation.problem)
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
+        """Solve here, or in a child process with a time limit (see the module notes)."""
+        return stoppable(lambda: self._solve(formulation, options), options, "fn")
+
+    def _solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Check the shape, shift the box, iterate, polish, and map back."""
         clock = Clock()
         settings = fn_settings(options)

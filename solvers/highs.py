@@ -53,6 +53,9 @@ every layer; an infeasible iterate (an LP stopped by its iteration limit) is not
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -154,6 +157,47 @@ def _iterations(info: Any) -> int:
         info.pdlp_iteration_count,
     )
     return int(sum(max(0, int(count)) for count in counts))
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c(highs: Any, highspy: Any) -> Iterator[None]:
+    """Stop a run of HiGHS on Ctrl-C through its interrupt callbacks, then raise it.
+
+    HiGHS runs its solvers in C++; Python's SIGINT handler runs only when HiGHS calls back into
+    Python (its log, its interrupt checks), and a ``KeyboardInterrupt`` raised there is caught
+    by HiGHS and becomes a "Solve error". So, in the main thread, SIGINT only sets a flag that
+    the simplex, IPM, QP and MIP interrupt callbacks hand to HiGHS, which stops; the previous
+    handler then gets the signal (Python's default raises ``KeyboardInterrupt``). Elsewhere (a
+    worker thread cannot set signal handlers) HiGHS runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+
+    def check(event: Any) -> None:
+        if pressed:
+            event.interrupt()
+
+    kinds = highspy.cb.HighsCallbackType
+    for name in (
+        "kCallbackSimplexInterrupt",
+        "kCallbackIpmInterrupt",
+        "kCallbackMipInterrupt",
+        "kHighsCallbackQpInterrupt",
+    ):
+        with contextlib.suppress(AttributeError, IndexError):
+            highs.callbacks[int(getattr(kinds, name))].subscribe(check)
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
 
 def _collect_errors(highs: Any, options: SolveOptions) -> list[str]:
@@ -304,12 +348,14 @@ class HighsMatrixBackend(Backend):
             _reset_threads(options, highspy)
             if not _limit_time(highs, options, clock):
                 return out_of_time(clock, "HiGHS")
-            highs.run()
+            with _stop_on_ctrl_c(highs, highspy):
+                highs.run()
             status, text = _model_status(highs)
             if highs.getModelStatus() == highspy.HighsModelStatus.kUnboundedOrInfeasible:
                 highs.setOptionValue("presolve", "off")
                 if _limit_time(highs, options, clock):
-                    highs.run()
+                    with _stop_on_ctrl_c(highs, highspy):
+                        highs.run()
                     status, text = _model_status(highs)
             if status is Status.ERROR and errors:
                 text = f"{text} ({'; '.join(errors)})"
@@ -452,6 +498,7 @@ class HighsCvxpyBackend(Backend):
             {"highs_options": highs_options(options)},
             read_raw,
             duals=formulation.problem_class in self.duals,
+            always=True,  # cvxpy's HiGHS cannot be stopped by Ctrl-C in a MIP
             preload=self.requires,
         )
 
@@ -511,6 +558,7 @@ class HighsPyomoBackend(Backend):
             opts,
             "Pyomo HiGHS",
             duals=formulation.problem_class in self.duals,
+            always=True,  # Pyomo's HiGHS turns Ctrl-C into an 'unknown' result, and prints
             preload=self.requires,
             iteration_keys=(
                 "simplex_iteration_count",

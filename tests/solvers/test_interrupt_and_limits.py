@@ -1,0 +1,165 @@
+"""Ctrl-C and ``time_limit`` stop every back-end (issue 26, item 2).
+
+Before the fix OSQP caught SIGINT itself and returned ERROR ("OSQP: interrupted"), SCIP caught it
+and went on for minutes, PIQP cannot be stopped at all, and the time limits ran over: SCIP
+spends seconds in the presolve of its nonlinear constraint (a QP's objective) without reading its
+clock, OSQP, Clarabel and HiGHS factor or load a large problem before they first look at it, the
+cvxpy layer compiles the problem first. Every back-end is run on a problem that takes it several
+seconds: a SIGINT sent 0.3 s into the solve must raise ``KeyboardInterrupt`` within a second, and
+``time_limit=1`` must end with ``TIME_LIMIT`` within 1.6 s (10 % plus 0.5 s).
+"""
+
+import os
+import signal
+import threading
+import time
+
+import instances as inst
+import numpy as np
+import pytest
+
+from optframe.backend import SolveOptions
+from optframe.data import Dataset
+from optframe.kernels import RBF
+from optframe.models import L2SVM, LADRegression
+from optframe.registry import backends, resolve_backend
+from optframe.result import Status
+
+SEND_AFTER = 0.3  # seconds into the solve
+LATENCY = 1.0  # the most a KeyboardInterrupt may take after the signal
+LIMIT = 1.0
+WALL = LIMIT * 1.1 + 0.5
+
+# Which problem keeps each back-end busy for several seconds.
+MILP = ("matrix:highs", "cvxpy:highs", "pyomo:highs", "matrix:scip", "cvxpy:scip", "pyomo:scip")
+QP = (
+    "matrix:clarabel",
+    "cvxpy:clarabel",
+    "matrix:osqp",
+    "cvxpy:osqp",
+    "matrix:piqp",
+    "cvxpy:piqp",
+)
+LP = ("matrix:fn",)
+
+
+def test_every_back_end_is_covered():
+    # A new back-end fails here until it is given a problem below.
+    registered = {cls.full_name() for classes in backends().values() for cls in classes}
+    assert registered == set(MILP + QP + LP)
+
+
+def _ring(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 10))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 - 1 + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return Dataset(X=X, y=y)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The formulations, built once per layer (the builds are not what is timed)."""
+    cache = {}
+
+    def get(kind, layer):
+        if (kind, layer) not in cache:
+            if kind == "milp":
+                cache[kind, layer] = inst.milp_hard().build(layer)
+            elif kind == "qp":  # the RBF L2-SVM dual of 2000 points: a dense 2000 x 2000 P
+                model = L2SVM(_ring(2000), C=1000.0, kernel=RBF(gamma=0.5))
+                cache[kind, layer] = model.build(layer)
+            elif kind == "scip-qp":  # the finding: 300 rows, C = 1e-4, seconds in presolve
+                model = L2SVM(_ring(300), C=1e-4, kernel=RBF(gamma=0.5))
+                cache[kind, layer] = model.build(layer)
+            else:  # the LAD dual of 100,000 x 100 (fn: about 15 iterations of seconds each)
+                rng = np.random.default_rng(0)
+                X = rng.normal(size=(100_000, 100))
+                y = X @ rng.normal(size=100) + rng.laplace(size=100_000)
+                cache[kind, layer] = LADRegression(Dataset(X=X, y=y)).build(layer, form="dual")
+        return cache[kind, layer]
+
+    return get
+
+
+def _case(name):
+    kind = "milp" if name in MILP else "qp" if name in QP else "lp"
+    layer, _, solver = name.partition(":")
+    for cls in backends()[solver]:
+        if cls.layer == layer:
+            return cls(), kind, layer
+    raise AssertionError(name)
+
+
+def _interrupt_latency(call):
+    """Seconds from a SIGINT sent ``SEND_AFTER`` into ``call()`` to its KeyboardInterrupt."""
+    sent = []
+
+    def fire():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    returned = []
+
+    def run():
+        try:
+            call()
+            returned.append(time.perf_counter())
+        finally:
+            timer.join()
+            time.sleep(0.05)  # a signal still pending is delivered here, inside pytest.raises
+
+    timer = threading.Timer(SEND_AFTER, fire)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    caught = time.perf_counter()
+    assert not returned, "the solve ended before the signal: the problem is too small"
+    assert sent, "the signal was never sent"
+    return caught - sent[0]
+
+
+@pytest.mark.parametrize("name", MILP + QP + LP)
+def test_ctrl_c_stops_the_back_end_within_a_second(name, built):
+    backend, kind, layer = _case(name)
+    formulation = built(kind, layer)
+    latency = _interrupt_latency(lambda: backend.solve(formulation, SolveOptions()))
+    assert latency < LATENCY, f"{name}: KeyboardInterrupt {latency:.2f} s after SIGINT"
+
+
+@pytest.mark.parametrize("name", MILP + QP + LP)
+def test_time_limit_holds(name, built):
+    backend, kind, layer = _case(name)
+    formulation = built(kind, layer)
+    began = time.perf_counter()
+    raw = backend.solve(formulation, SolveOptions(time_limit=LIMIT))
+    wall = time.perf_counter() - began
+    assert raw.status is Status.TIME_LIMIT, raw.message
+    assert wall < WALL, f"{name}: {wall:.2f} s for time_limit={LIMIT} ({raw.message})"
+
+
+@pytest.mark.parametrize("layer", ["matrix", "cvxpy"])
+def test_scip_time_limit_holds_on_a_qp(layer, built):
+    # SCIP's nonlinear constraint handler presolves the objective's 45,000 quadratic terms for
+    # about 6 s without reading the clock (time_limit=10 ran 119 s on a larger one).
+    formulation = built("scip-qp", layer)
+    backend = resolve_backend(f"{layer}:scip", L2SVM(_ring(40), C=1e-4))
+    began = time.perf_counter()
+    raw = backend.solve(formulation, SolveOptions(time_limit=LIMIT))
+    wall = time.perf_counter() - began
+    assert raw.status is Status.TIME_LIMIT, raw.message
+    assert wall < WALL, f"{wall:.2f} s for time_limit={LIMIT} ({raw.message})"
+
+
+def test_a_loop_of_solves_stops_at_the_first_ctrl_c(built):
+    # OSQP used to turn Ctrl-C into an ERROR result, and a loop of solves went on.
+    backend, kind, layer = _case("matrix:osqp")
+    formulation = built(kind, layer)
+    done = []
+
+    def loop():
+        for _ in range(5):
+            backend.solve(formulation, SolveOptions())
+            done.append(1)
+
+    assert _interrupt_latency(loop) < LATENCY
+    assert not done
