@@ -43,6 +43,7 @@ def test_failed_download_says_the_fix_in_its_first_line(no_data):
     assert "network is unreachable" in summary
     assert "set OPTFRAME_DATA to the folder that holds a1a/" in summary
     assert "retry with network access" in summary
+    assert caught.value.__suppress_context__  # no network traceback above the message
 
 
 def test_offline_says_the_fix_in_its_first_line(no_data, monkeypatch):

@@ -333,7 +333,8 @@ def _obtain(entry: CatalogEntry, split: str, data_home: PathLike | None) -> Path
         why = f"its download failed ({type(exc).__name__}: {exc})"
         fix = ", or retry with network access"
         message = _not_found_message(entry, split, file, data_home, why, fix)
-        raise DataError(message) from exc
+        # the cause is in the message's first line; its network traceback would bury it
+        raise DataError(message) from None
     if dest.name == Path(file.path).name and file.sha256 is not None:
         digest = file_sha256(dest)
         if digest != file.sha256:
