@@ -18,7 +18,11 @@ Common options (Clarabel setting names; ``solver_options`` are applied after the
 
 =============  =============================================================================
 ``tol``        ``tol_feas``, ``tol_gap_abs`` and ``tol_gap_rel``
-``time_limit`` ``time_limit`` (seconds)
+``time_limit`` ``time_limit`` (seconds); under a limit the solve runs in a child process that
+               is killed past it (Clarabel's first factorization of a large KKT matrix, or
+               cvxpy's compilation, comes before it reads its clock; see
+               :func:`optframe.solvers._common.run_stoppable`), then with status
+               ``TIME_LIMIT`` and no point
 ``threads``    ``max_threads``
 ``max_iter``   ``max_iter`` (interior-point iterations)
 ``verbose``    ``verbose``

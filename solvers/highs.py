@@ -23,7 +23,10 @@ them, so they win):
 =============  =============================================================================
 ``tol``        ``primal_feasibility_tolerance``, ``dual_feasibility_tolerance``,
                ``ipm_optimality_tolerance`` and ``mip_rel_gap``
-``time_limit`` ``time_limit`` (seconds)
+``time_limit`` ``time_limit`` (seconds); under a limit the solve runs in a child process that
+               is killed past it (loading a large model, or cvxpy's and Pyomo's builds, come
+               before HiGHS reads its clock; see :func:`optframe.solvers._common.run_stoppable`),
+               then with status ``TIME_LIMIT`` and no point
 ``threads``    ``threads``; HiGHS keeps one global thread pool, so it is reset
                (``Highs.resetGlobalScheduler``) before a solve that asks for a thread count
 ``max_iter``   ``simplex_iteration_limit``, ``ipm_iteration_limit``, ``qp_iteration_limit``,

@@ -18,7 +18,11 @@ caller's mapping is never modified):
 
 =============  =============================================================================
 ``tol``        ``eps_abs`` and ``eps_rel`` (absolute and relative residual tolerances)
-``time_limit`` ``time_limit`` (seconds)
+``time_limit`` ``time_limit`` (seconds); OSQP reads its clock only between ADMM iterations,
+               so under a limit the solve runs in a child process that is killed past the
+               limit (its set-up, a factorization of the KKT matrix, can take longer; see
+               :func:`optframe.solvers._common.run_stoppable`), then with status ``TIME_LIMIT``
+               and no point
 ``threads``    ignored: OSQP's built-in linear algebra is single-threaded
 ``max_iter``   ``max_iter`` (ADMM iterations)
 ``verbose``    ``verbose``
@@ -83,7 +87,7 @@ OSQP_STATUS: dict[str, Status] = {
     "OSQP_MAX_ITER_REACHED": Status.ITERATION_LIMIT,
     "OSQP_TIME_LIMIT_REACHED": Status.TIME_LIMIT,
     "OSQP_NON_CVX": Status.ERROR,
-    "OSQP_SIGINT": Status.ERROR,
+    "OSQP_SIGINT": Status.ERROR,  # never returned: Ctrl-C raises KeyboardInterrupt (_status)
     "OSQP_UNSOLVED": Status.ERROR,
 }
 

@@ -29,7 +29,7 @@ Common options (PIQP setting names; ``solver_options`` are applied after them, s
 
 =============  =============================================================================
 ``tol``        ``eps_abs``, ``eps_rel``, ``eps_duality_gap_abs`` and ``eps_duality_gap_rel``
-``time_limit`` PIQP has no time limit (see below)
+``time_limit`` enforced by optframe from outside (see below): PIQP has none
 ``threads``    ``num_threads``, which only PIQP's ``sparse_multistage_parallel`` KKT solver
                uses: the default sparse LDL' factorization is single-threaded
 ``max_iter``   ``max_iter`` (interior-point iterations; PIQP's default is 250)
@@ -40,15 +40,17 @@ A ``solver_options`` name that is not an attribute of ``piqp.Settings`` gives a 
 ERROR whose message names it (cvxpy's own check says the same in the cvxpy layer). ``kkt_solver``
 may be given by name (``"sparse_ldlt"``) as well as a ``piqp.KKTSolver``.
 
-Time limit. PIQP has no time limit and no callback, and a call to its ``solve`` cannot be stopped
-from Python, so a limit cannot cut a solve short. What the back-ends do: the matrix layer checks
-the clock after building PIQP's data and again after PIQP's ``setup`` (scaling and the symbolic
-factorization), and returns ``TIME_LIMIT`` without solving when the limit has passed (the cvxpy
-layer cannot look in between); once PIQP runs, it runs to its own end (its ``max_iter`` bounds
-it). If it then stops at its iteration limit
-after the time limit has passed, the status is ``TIME_LIMIT`` (the last iterate is returned); a
-solve that finished (solved, infeasible, unbounded) keeps its status even if it finished late,
-and the message says by how much it overran.
+Time limit and Ctrl-C. PIQP has no time limit and no callback, and a call to its ``solve``
+cannot be stopped from Python (it never returns to the interpreter, so Ctrl-C waits for its
+end). Both layers therefore run the whole solve in a forked child process
+(:func:`optframe.solvers._common.run_stoppable`): Ctrl-C raises ``KeyboardInterrupt`` at once
+(the child is killed), and a child still running at ``time_limit * 1.05 + 0.25`` seconds is
+killed and the status is ``TIME_LIMIT`` without a point. Inside the child the matrix layer also
+checks the clock after building PIQP's data and after PIQP's ``setup`` and returns ``TIME_LIMIT``
+without solving when the limit has passed. A solve that ends at PIQP's iteration limit after the
+time limit has passed is ``TIME_LIMIT`` (the last iterate is returned); a solve that finished
+(solved, infeasible, unbounded) within the margin keeps its status, and the message says by how
+much it overran.
 
 Status. PIQP's ``PIQP_SOLVED`` means its residuals and its duality gap are within the tolerances
 (``eps_abs`` or ``eps_rel``, and ``eps_duality_gap_abs`` or ``eps_duality_gap_rel``); only then is
@@ -193,7 +195,7 @@ def _deadline(result: BackendResult, options: SolveOptions) -> BackendResult:
         return result
     note = (
         f" after {result.seconds:.3g} s, past the time limit of {limit:.3g} s "
-        "(PIQP has no time limit and cannot be stopped)"
+        "(PIQP has no time limit of its own)"
     )
     status = Status.TIME_LIMIT if result.status is Status.ITERATION_LIMIT else result.status
     return replace(result, status=status, message=result.message + note)

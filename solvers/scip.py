@@ -35,7 +35,7 @@ Common options (SCIP parameter names; ``solver_options`` are set after them, so 
 =============  =============================================================================
 ``tol``        ``limits/gap`` (relative MIP gap), ``numerics/feastol`` and
                ``numerics/dualfeastol``
-``time_limit`` ``limits/time`` (seconds)
+``time_limit`` ``limits/time`` (seconds), and a child process (below)
 ``threads``    ``lp/threads`` (threads of the LP solver; SCIP's tree search is sequential)
 ``max_iter``   ``limits/totalnodes`` (branch-and-bound nodes, as SCIP counts them)
 ``verbose``    SCIP's log (``hideOutput``; ``tee`` in Pyomo; cvxpy's ``verbose``)
@@ -52,6 +52,19 @@ only up to its feasibility tolerance (a quadratic objective becomes a constraint
 above the true optimum by up to 3.9e-6 at the default 1e-6. The bound reported is therefore
 lowered by ``BOUND_SLACK * feastol * max(1, |bound|)``; for continuous problems optframe's own
 certificate replaces it anyway.
+
+Ctrl-C and the time limit. SCIP catches SIGINT itself and reads its clock only between the
+steps of its solve; on a convex QP it spends seconds in one step, the presolve of the nonlinear
+constraint that holds the objective (``t >= c'x + x'Px/2``): on the RBF L2-SVM dual of 300 points
+(45,000 quadratic terms) the ``nonlinear`` presolver took 6.05 s of a 6.22 s run with
+``limits/time = 5``, whatever ``presolving/maxrounds``, ``constraints/nonlinear/maxprerounds`` or
+the nonlinear handlers were set to, and a Ctrl-C waited as long (then ended as
+``userinterrupt``). So every layer runs the solve in a forked child process
+(:func:`optframe.solvers._common.run_stoppable`): Ctrl-C raises ``KeyboardInterrupt`` at once
+(the child is killed), and a child still running at ``time_limit * 1.05 + 0.25`` seconds is
+killed and the status is ``TIME_LIMIT`` without a point. SCIP's own ``limits/time`` normally
+stops it first, with its best solution. A ``userinterrupt`` status (SCIP caught Ctrl-C in this
+process) raises ``KeyboardInterrupt``.
 
 At a limit SCIP's best solution, if it has one, is returned with the limit status (in the cvxpy
 layer too: cvxpy keeps SCIP's incumbent). SCIP's "gap limit" is reached only when the gap is
