@@ -48,14 +48,16 @@ def _number(value: float | None, spec: str) -> str:
 def solver_words(result: Result) -> str:
     """The solver's own status text for a result that is not optimal ('' otherwise).
 
-    A trailing parenthesis (CVXPY's advice to try another solver) is left out.
+    CVXPY's own trailing parenthesis (its exception, with the advice to try another solver) is
+    left out; any other parenthesis is the solver's reason (HiGHS's log, a killed solve) and
+    stays.
     """
     if result.status is Status.OPTIMAL:
         return ""
     words = str(result.stats.get("solver_status") or result.stats.get("error") or "")
     words = " ".join(words.split())
-    if words.endswith(")") and " (" in words:
-        words = words[: words.index(" (")]
+    if words.endswith(")") and " (cvxpy: " in words:
+        words = words[: words.rindex(" (cvxpy: ")]
     return words
 
 
