@@ -10,6 +10,11 @@ MODULES = [
     "optframe.models.lad",
     "optframe.models.weighted_svm",
     "optframe.models.knowledge_svm",
+    "optframe.validation",
+    "optframe.errors",
+    "optframe.result",
+    "optframe.drivers.base",
+    "optframe.sklearn.quantile",
 ]
 
 
