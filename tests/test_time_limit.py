@@ -276,8 +276,8 @@ def test_pacer_probes_then_doubles_then_shrinks_near_the_deadline():
 
 @pytest.mark.parametrize(
     "driver",
-    [SMO(), FrankWolfe(), FrankWolfe(variant="mfw", sample_size=None), DCD()],
-    ids=["smo", "fw", "mfw", "dcd"],
+    [SMO(), FrankWolfe(), FrankWolfe(variant="mfw", sample_size=None), DCD(), CoreVectorMachine()],
+    ids=["smo", "fw", "mfw", "dcd", "cvm"],
 )
 def test_no_step_when_the_set_up_used_the_time(driver):
     data = _ring(n=300)
@@ -292,3 +292,22 @@ def test_no_step_when_the_set_up_used_the_time(driver):
     assert result.status is of.Status.TIME_LIMIT
     assert result.iterations == 0
     assert result.has_solution  # the start, evaluated on the model
+
+
+@pytest.mark.parametrize(
+    "driver",
+    [FrankWolfe(variant="mfw"), CoreVectorMachine()],
+    ids=["mfw", "cvm"],
+)
+def test_a_limit_that_stops_the_run_is_its_status(driver):
+    # Points far from the origin (features near 50): the enclosing ball's relative test holds
+    # at the start, far from the optimum (objective 6e-3 against -1.6e-5), so a run without a
+    # limit ends there as CONVERGED. With a time limit the set-up used, CVM searched anyway and
+    # returned CONVERGED at iteration 0; the limit is what stopped it (issue 26, item 2).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    model = L2SVM(Dataset(X=X * 10 + 50, y=np.where(X[:, 0] > 0, 1.0, -1.0)), C=1000.0)
+    of.solve(model, driver=driver)  # compiled
+    result = of.solve(model, driver=driver, time_limit=1e-6)
+    assert result.status is of.Status.TIME_LIMIT
+    assert result.iterations == 0

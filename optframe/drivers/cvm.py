@@ -115,7 +115,13 @@ class CoreVectorMachine(Driver):
         history: list[IterationRecord] = []
         outer, status = 0, Status.ITERATION_LIMIT
         dplus = float("inf")
+        limit = options.time_limit
         while outer < max_iter:
+            if limit is not None and time.perf_counter() - start >= limit:
+                # before the search too: a set-up that used the time takes no step, and the
+                # status says the limit stopped it (a convergence test is not a step)
+                status = Status.TIME_LIMIT
+                break
             g = max(prob.delta2 - prob.R, 1e-300)
             if exact:
                 dplus, t, _ = prob.full_pass()
@@ -149,9 +155,6 @@ class CoreVectorMachine(Driver):
                 if context.callback is not None and context.callback(record):
                     status = Status.CONVERGED
                     break
-            if options.time_limit is not None and time.perf_counter() - start >= options.time_limit:
-                status = Status.TIME_LIMIT
-                break
         history.append(prob.record(outer, start, dplus, float("nan")))
         stats: dict[str, Any] = {
             "variant": "cvm",
