@@ -27,6 +27,31 @@ from numpy.typing import NDArray
 Array = NDArray[np.float64]
 
 
+class SPDFactor:
+    r"""A solver for :math:`K z = r` with :math:`K` symmetric positive definite in exact arithmetic.
+
+    A Cholesky factorization, unless rounding made the assembled :math:`K` indefinite (a column
+    of the data scaled by :math:`10^{12}` swamps the :math:`\kappa I` that makes it definite):
+    then an eigendecomposition whose eigenvalues are raised to ``floor``, a lower bound of
+    :math:`K`'s spectrum known from its assembly.
+    """
+
+    def __init__(self, K: Array, floor: float) -> None:
+        self.chol: tuple[Array, bool] | None = None
+        try:
+            self.chol = sla.cho_factor(K, check_finite=False)
+        except np.linalg.LinAlgError:
+            values, self.vectors = sla.eigh(K, check_finite=False)
+            tiny = np.finfo(np.float64).eps * max(float(values[-1]), 0.0)
+            self.values = np.maximum(values, max(floor, tiny, np.finfo(np.float64).tiny))
+
+    def solve(self, rhs: Array) -> Array:
+        """Return :math:`K^{-1}` ``rhs``."""
+        if self.chol is not None:
+            return sla.cho_solve(self.chol, rhs, check_finite=False)
+        return self.vectors @ ((self.vectors.T @ rhs) / self.values)
+
+
 def soft_threshold(omega: Array, lam: float | Array) -> Array:
     r"""Soft-thresholding, the prox of :math:`\lambda\lvert\cdot\rvert`.
 
@@ -85,7 +110,7 @@ class WBSystem:
             K[:m, :m].flat[:: m + 1] += kappa1
             K[:m, m] = K[m, :m] = mu1 * self.Xte
             K[m, m] = mu1 * N + kappa2
-            self.chol = sla.cho_factor(K, check_finite=False)
+            self.factorization = SPDFactor(K, min(kappa1, kappa2))
             return
         self.delta = mu1 * N + kappa2
         theta = mu1 * N / self.delta
@@ -97,7 +122,7 @@ class WBSystem:
         H = G - beta * (col[:, None] + col[None, :]) + beta * beta * total
         H *= mu1
         H.flat[:: N + 1] += kappa1
-        self.chol = sla.cho_factor(H, check_finite=False)
+        self.factorization = SPDFactor(H, kappa1)
 
     def _half(self, v: Array) -> Array:
         r""":math:`M^{1/2} v = \sqrt{\mu_1}(v - \beta\, e\, \bar v)`."""
@@ -106,10 +131,10 @@ class WBSystem:
     def solve(self, r_w: Array, r_b: float) -> tuple[Array, float]:
         """Return ``(w, b)`` solving the system for the right-hand side ``(r_w, r_b)``."""
         if self.primal:
-            z = sla.cho_solve(self.chol, np.append(r_w, r_b), check_finite=False)
+            z = self.factorization.solve(np.append(r_w, r_b))
             return z[:-1], float(z[-1])
         r = r_w - (self.mu1 / self.delta) * self.Xte * r_b
-        z = sla.cho_solve(self.chol, self._half(np.asarray(self.X @ r)), check_finite=False)
+        z = self.factorization.solve(self._half(np.asarray(self.X @ r)))
         w = (r - np.asarray(self.X.T @ self._half(z))) / self.kappa1
         b = (r_b - self.mu1 * float(self.Xte @ w)) / self.delta
         return w, b
@@ -141,7 +166,7 @@ class KnowledgeBlock:
         r"""Factorize :math:`\rho(BB^\top + FF^\top) + \mu_3 dd^\top + \mu_5 I` (k-square, SPD)."""
         K = rho * self.gram + mu3 * np.outer(self.d, self.d)
         K.flat[:: K.shape[0] + 1] += mu5
-        self.chol = sla.cho_factor(K, check_finite=False)
+        self.factorization = SPDFactor(K, mu5)
 
 
 class ADMMIteration:
@@ -217,7 +242,7 @@ class ADMMIteration:
                 + self.gu[j]
                 + mu * self.t[j]
             )
-            self.u[j] = sla.cho_solve(k.chol, r_u, check_finite=False)
+            self.u[j] = k.factorization.solve(r_u)
             self.t[j] = np.maximum(0.0, self.u[j] - self.gu[j] / mu)
         f = np.asarray(self.X @ w) + b
         a_old, c_old = self.a, self.c

@@ -205,3 +205,20 @@ def test_deterministic():
     first, second = (of.solve(model, driver=ADMMThenIPM()) for _ in range(2))
     np.testing.assert_array_equal(first.solution["w"], second.solution["w"])
     assert first.iterations == second.iterations
+
+
+def test_a_column_scaled_by_1e8_is_solved_not_a_linalg_error():
+    """Rounding makes the assembled (w, b) system indefinite there (Cholesky raised LinAlgError);
+    the eigen fallback solves it."""
+    train, _ = make_knowledge_data(40, 20, 60, random_state=0, block_size=10)
+    sets = [KnowledgeSet(k["B"], k["d"], k["label"]) for k in train.meta["knowledge"]]
+    X = train.X.toarray() if hasattr(train.X, "toarray") else np.array(train.X)
+    X[:, 1] *= 1e8
+    data = Dataset(X=X, y=train.y)
+    model = KnowledgeBasedSVM(data, lam1=2e-3, lam2=1e-2, knowledge=sets, rho=1.0)
+    reference = of.solve(model, backend="scip").objective  # attained: above the optimum
+    admm = of.solve(model, ADMM(), time_limit=5)
+    assert admm.bound <= reference
+    result = of.solve(model, ADMMThenIPM(), time_limit=10)
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective <= reference + 1e-6 * abs(reference)
