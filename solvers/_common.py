@@ -221,10 +221,12 @@ def run_stoppable(
     os.close(write_end)
     chunks: list[bytes] = []
     killed = False
+    poller = select.poll()  # not select(): it refuses descriptors past FD_SETSIZE
+    poller.register(read_end, select.POLLIN)
     try:
         while True:
-            wait = None if hard is None else max(0.0, hard - clock())
-            ready, _, _ = select.select([read_end], [], [], wait)
+            wait = None if hard is None else max(0.0, hard - clock()) * 1000.0
+            ready = poller.poll(wait)
             if not ready:
                 killed = True
                 break

@@ -163,3 +163,28 @@ def test_a_loop_of_solves_stops_at_the_first_ctrl_c(built):
 
     assert _interrupt_latency(loop) < LATENCY
     assert not done
+
+
+# ------------------------------------------------------------------ the child process itself
+def test_a_child_that_overruns_is_killed_at_the_margin():
+    from optframe.solvers._common import run_stoppable
+
+    began = time.perf_counter()
+    raw = run_stoppable(lambda: time.sleep(30), 0.2, "sleeper")
+    assert time.perf_counter() - began < 0.2 * 1.05 + 0.25 + 0.2
+    assert raw.status is Status.TIME_LIMIT
+    assert raw.values is None
+    assert "sleeper: did not stop at the time limit of 0.2 s" in raw.message
+
+
+def test_a_childs_exception_is_raised_and_a_crash_is_an_error():
+    from optframe.solvers._common import run_stoppable
+
+    def fails():
+        raise ValueError("bad option")
+
+    with pytest.raises(ValueError, match="bad option"):
+        run_stoppable(fails, None, "x")
+    raw = run_stoppable(lambda: os._exit(3), None, "crasher")  # a solver that exits the process
+    assert raw.status is Status.ERROR
+    assert raw.message == "crasher: the solver's process ended with exit code 3 and no result"
