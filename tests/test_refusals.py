@@ -188,3 +188,13 @@ def test_cli_suggests_weighted_svm_for_svm(capsys):
 
     assert main(["solve", "svm", "--data", "a1a"]) != 0
     assert "Did you mean 'WeightedSVM'" in capsys.readouterr().err
+
+
+def test_frank_wolfe_options_follow_the_one_rule():
+    from optframe.drivers import FW, FrankWolfe
+
+    with pytest.raises(ModelError, match=r"FrankWolfe: eps must be a finite number in \(0, 1\)"):
+        FW(eps="0.1")
+    limit = r"FrankWolfe: active_limit must be a finite number in \(0, 1\]"
+    with pytest.raises(ModelError, match=limit):
+        FrankWolfe(shrinking=True, active_limit=1.5)

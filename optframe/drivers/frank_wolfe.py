@@ -27,8 +27,6 @@ from optframe.drivers import fw_core as core
 from optframe.drivers._checks import (
     Choice,
     check_count,
-    is_count,
-    is_real,
     set_choice,
     set_count,
 )
@@ -42,6 +40,7 @@ from optframe.jit import compile_kernels, needs_of
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
+from optframe.validation import check_integer, check_number
 
 
 def radius_gap_tolerance(options: SolveOptions) -> float:
@@ -66,12 +65,8 @@ PREFETCH_BLOCK = 256
 
 def check_common(name: str, eps: float, sample_size: int | None, init_size: int) -> None:
     """Validate the options shared by FW, MFW and CVM (ModelError naming the bad one)."""
-    if not (is_real(eps) and 0.0 < eps < 1.0):
-        raise ModelError(f"{name}: eps must be in (0, 1); got {eps!r}")
-    if sample_size is not None and not is_count(sample_size):
-        raise ModelError(
-            f"{name}: sample_size must be an integer >= 1 or None; got {sample_size!r}"
-        )
+    check_number(eps, "eps", name, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_integer(sample_size, "sample_size", name, allow_none=True)
     check_count(init_size, "init_size", name, low=2)
 
 
@@ -600,10 +595,8 @@ class FrankWolfe(Driver):
             if self.trace:
                 raise ModelError("FrankWolfe: trace is not available with shrinking")
             set_count(self, "active_extra", "FrankWolfe")
-            if not (is_real(self.active_limit) and 0 < self.active_limit <= 1):
-                raise ModelError(
-                    f"FrankWolfe: active_limit must be in (0, 1]; got {self.active_limit!r}"
-                )
+            check_number(self.active_limit, "active_limit", "FrankWolfe", low=0.0, high=1.0,
+                         low_open=True)  # fmt: skip
             object.__setattr__(self, "active_limit", float(self.active_limit))
 
     def gap_tolerance(self, options: SolveOptions) -> float:
