@@ -10,8 +10,9 @@ In each folder the loader accepts the file under its benchmark-folder name (``a9
 under the name of the original upstream file (``a9a/adult.tst.bz2``). When no folder has the file,
 the loader downloads the upstream file into the cache (atomically: temporary file, then rename)
 unless ``OPTFRAME_OFFLINE`` is set to a non-empty value other than ``0``/``false``/``no``. If that
-is not possible, :class:`~optframe.errors.DataError` names every place looked at, the URL, and how
-to get the file.
+is not possible, :class:`~optframe.errors.DataError`'s first line says why and the fix (set
+``OPTFRAME_DATA``, unset ``OPTFRAME_OFFLINE`` or retry with network access); the lines after it
+name every place looked at, the URL, and where to put a downloaded file.
 
 Label conventions (recorded in ``Dataset.meta``):
 
