@@ -44,6 +44,23 @@ PYTHON = sys.executable
 
 # ------------------------------------------------------------------ inside the child processes
 
+# First in every child: ``optframe.models`` and ``optframe.solvers`` from the tree measured (the
+# editable install maps them to the work tree's ``models`` and ``solvers``).
+_TREE_IMPORTS = r"""
+import importlib.util, os, sys
+class _TreeFinder:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        folder = {"optframe.models": "models", "optframe.solvers": "solvers"}.get(name)
+        if folder is None:
+            return None
+        where = os.path.join(os.environ["PYTHONPATH"], folder)
+        return importlib.util.spec_from_file_location(
+            name, os.path.join(where, "__init__.py"), submodule_search_locations=[where]
+        )
+sys.meta_path.insert(0, _TreeFinder)
+"""
+
 _PROFILE_CHILD = r"""
 import json, sys, time
 from collections import defaultdict
@@ -97,6 +114,11 @@ json.dump(
     },
     open(sys.argv[1], "w"),
 )
+"""
+
+_DEMO_RUN = r"""
+from optframe.cli.main import main
+sys.exit(main(["demo"]))
 """
 
 _DEMO_WORKLOAD = r"""
@@ -171,6 +193,41 @@ of.solve(model, driver=driver)
 """
 WORKLOADS = ("demo", "smo-linear", "smo-rbf", "dcd", "frank-wolfe", "cvm")
 
+# Warm solves (kernels loaded before the clock), the cells of shared_machinery_bench.py and AID.
+_SPEED_CHILD = r"""
+import json, sys, time
+import numpy as np
+import optframe as of
+from optframe.data import load_dataset
+from optframe.drivers import DCD, MFW, SMO, AggregateDisaggregate
+from optframe.jit import compile_kernels
+from optframe.kernels import RBF
+from optframe.models import L2SVM, LADRegression, WeightedSVM
+cell = sys.argv[2]
+if cell == "smo_a9a_20k_rbf":
+    data = load_dataset("a9a").subset(np.arange(20_000))
+    model = WeightedSVM(data, C=1.0, kernel=RBF(gamma=1.0 / data.n_features))
+    driver = SMO(tol=1e-3)
+elif cell == "mfw_a9a_10k_rbf":
+    from optframe.bench.suites.fw import _gamma
+    data = load_dataset("a9a").subset(np.arange(10_000))
+    model = L2SVM(data, C=4.0, kernel=RBF(gamma=_gamma(data.X)))
+    driver = MFW(eps=1e-6, seed=0, sample_size=59, verify=True, recompute=False,
+                 check_every=20_000)
+elif cell == "dcd_w8a_linear":
+    model = WeightedSVM(load_dataset("w8a"), C=4.0, fit_intercept=False)
+    driver = DCD(tol=1e-6)
+else:  # aid_cpusmall_lad
+    model = LADRegression(load_dataset("cpusmall"))
+    driver = AggregateDisaggregate()
+compile_kernels(driver)
+result = of.solve(model, driver=driver)
+t = result.timings
+json.dump({"cell": cell, "status": str(result.status), "objective": result.objective,
+           "total": t.total, "solve": t.solve, "compile": t.compile}, open(sys.argv[1], "w"))
+"""
+SPEED_CELLS = ("smo_a9a_20k_rbf", "dcd_w8a_linear", "mfw_a9a_10k_rbf", "aid_cpusmall_lad")
+
 FIRST_SOLVE_DRIVERS = ("SMO", "DCD", "FrankWolfe", "CVM", "AID")
 
 
@@ -188,7 +245,10 @@ def _child(code: str, cache: Path, tree: Path, *args: str) -> dict[str, Any]:
         path = out.name
     try:
         subprocess.run(
-            [PYTHON, "-c", code, path, *args], cwd=tree, env=_env(cache, tree), check=True
+            [PYTHON, "-c", _TREE_IMPORTS + code, path, *args],
+            cwd=tree,
+            env=_env(cache, tree),
+            check=True,
         )
         return json.loads(Path(path).read_text())
     finally:
@@ -237,7 +297,7 @@ def measure_compile(top: int, workload: str, tree: Path) -> dict[str, Any]:
 def _demo_wall(cache: Path, tree: Path) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [str(Path(PYTHON).parent / "optframe"), "demo"],
+        [PYTHON, "-c", _TREE_IMPORTS + _DEMO_RUN],
         cwd=tree,
         env=_env(cache, tree),
         check=True,
@@ -291,10 +351,32 @@ def measure_first_solve(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
+def measure_speed(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
+    """Warm solves per cell, the trees alternating in each repeat (the first run fills caches)."""
+    caches = {tree: _fresh_cache(f"speed_{t}") for t, tree in enumerate(trees)}
+    records = []
+    for cell in SPEED_CELLS:
+        for tree, cache in caches.items():
+            _child(_SPEED_CHILD, cache, tree, cell)
+        for r in range(repeat):
+            order = list(caches.items())
+            for tree, cache in order if r % 2 == 0 else order[::-1]:
+                rec = _child(_SPEED_CHILD, cache, tree, cell)
+                rec |= {"measure": "speed", "tree": str(tree), "repeat": r}
+                records.append(rec)
+                print(
+                    f"{cell:18s} {str(tree)[-20:]:20s} total {rec['total']:7.3f} s "
+                    f"(objective {rec['objective']:.8g}, {rec['status']})"
+                )
+    for cache in caches.values():
+        shutil.rmtree(cache, ignore_errors=True)
+    return records
+
+
 def main() -> None:
     """Run the measurement named on the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("compile", "demo", "first-solve"))
+    parser.add_argument("what", choices=("compile", "demo", "first-solve", "speed"))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--workload", choices=WORKLOADS, default="demo", help="for compile")
@@ -311,8 +393,10 @@ def main() -> None:
         records = [measure_compile(args.top, args.workload, tree) for tree in trees]
     elif args.what == "demo":
         records = measure_demo(args.repeat, trees)
-    else:
+    elif args.what == "first-solve":
         records = measure_first_solve(args.repeat, trees)
+    else:
+        records = measure_speed(args.repeat, trees)
     if args.json is not None:
         with args.json.open("a") as out:
             for record in records:

@@ -269,7 +269,9 @@ def run_chunk(
             counters[core.SINCE_SHRINK] = 0
             order, kept = core._shrink(NG, up_off, low, gmax, gmin, m)
             if kept < m:
-                vectors = (diag, a, c, u, kink, sb, sa, x, G, NG, up_off, low_off)
+                # low and keys are scratch (scan and select fill them again): with them the
+                # tuple has the type of smo_core's, and permute compiles once for both
+                vectors = (diag, a, c, u, kink, sb, sa, x, G, NG, up_off, low_off, low, keys)
                 core.permute(order, Z, vectors, perm)
                 m = kept
                 counters[core.ACTIVE] = m

@@ -122,10 +122,10 @@ from optframe.drivers import SMO, smo_core, smo_linear, fw_core, dcd_core
 from optframe.models import WeightedSVM
 modules = (smo_core, smo_linear, fw_core, dcd_core, kernel_sums)
 def compiled():
-    return sorted(
-        f"{m.__name__}.{k}" for m in modules for k, v in vars(m).items()
-        if isinstance(v, Dispatcher) and v.signatures
-    )
+    return sorted({
+        f"{v.py_func.__module__}.{v.py_func.__qualname__}" for m in modules
+        for v in vars(m).values() if isinstance(v, Dispatcher) and v.signatures
+    })
 rng = np.random.default_rng(0)
 X = rng.normal(size=(60, 3))
 y = np.where(X[:, 0] > 0, 1.0, -1.0)
@@ -145,7 +145,7 @@ def test_a_run_compiles_only_what_it_needs():
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["before"] == []  # importing and building models compiles nothing
-    assert found["needs"] == {"linear": True, "sparse": False, "weights": True}
+    assert found["needs"] == {"linear": True, "sparse": False, "weights": True, "pieces": None}
     assert not found["failures"]
     after = set(found["after"])
     assert "optframe.drivers.smo_linear.run_chunk" in after
