@@ -38,13 +38,14 @@ is piecewise linear with slope :math:`\sigma(j_k - p_i)` on the stretch where
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.capabilities import BoxQPDual, LinearBoxDual
+from optframe.capabilities import BoxQPDual, LinearBoxDual, PiecewiseBoxDual
 from optframe.duality import match_sum
 
 from ._box_dual import FixedSampleDual
@@ -134,6 +135,52 @@ def linear_box_dual(model: EmpiricalRisk) -> LinearBoxDual:
         dual_key=model.dual_key,
         parameter="C",
         reduced=FixedSampleDual.reducing(model.name),
+    )
+
+
+def piecewise_box_dual(model: EmpiricalRisk) -> PiecewiseBoxDual:
+    r"""The :class:`PiecewiseBoxDual` of any PLQ loss under the ridge penalty, no intercept.
+
+    Sample :math:`i` (cost :math:`c_i > 0`, argument :math:`a_i = p_i + q_i x_i^\top w`) gives
+    one variable per piece: a ReLU piece :math:`(u, v)` has :math:`b = u p_i + v`,
+    :math:`g = -u q_i`, box :math:`[0, c_i]`; a ReHU piece :math:`(s, t, \tau)` has
+    :math:`b = s p_i + t`, :math:`g = -s q_i`, box :math:`[0, c_i\tau]` and :math:`d = 1/c_i`.
+    The model's per-sample multiplier is :math:`\theta_i = \sum_{r: i_r = i}` (piece slope)
+    :math:`\alpha_r`, in :math:`c_i\,\partial\ell(a_i)` at an optimum.
+    """
+    loss = model.loss
+    c, p, q = model.costs, model.offset, model.slope
+    counted = np.flatnonzero(c > 0)
+    cc, pc, qc = c[counted], p[counted], q[counted]
+    parts = []  # (sample, coef, target, upper, diagonal, slope) of each piece, over the samples
+    for u, v in loss.relu_pieces:
+        parts.append((counted, -u * qc, u * pc + v, cc, np.zeros_like(cc), np.full_like(cc, u)))
+    for s_, t, tau in loss.rehu_pieces:
+        upper = cc * tau if math.isfinite(tau) else np.full_like(cc, math.inf)
+        parts.append((counted, -s_ * qc, s_ * pc + t, upper, 1.0 / cc, np.full_like(cc, s_)))
+    sample, coef, target, upper, diagonal, piece_slope = (
+        np.concatenate([part[k] for part in parts]) for k in range(6)
+    )
+    n = model.data.n_samples
+
+    def recover(alpha: NDArray[np.float64]) -> dict[str, Any]:
+        theta = np.bincount(sample, weights=piece_slope * alpha, minlength=n)
+        own = -theta if model.losses.is_classification else theta  # the model's alpha
+        return solution_from_alpha(model, own, intercept=False)
+
+    def primal_value(w: NDArray[np.float64]) -> float:
+        a = model.argument(w, 0.0)
+        return 0.5 * float(w @ w) + float(c @ model.losses.value(a))
+
+    return PiecewiseBoxDual(
+        X=model.data.X,
+        sample=sample.astype(np.int64),
+        coef=coef,
+        target=target,
+        upper=upper,
+        diagonal=diagonal,
+        primal_value=primal_value,
+        recover=recover,
     )
 
 

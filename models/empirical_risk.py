@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from optframe.capabilities import (
     BoxQPDual,
     LinearBoxDual,
+    PiecewiseBoxDual,
     PiecewiseLinearSampleLoss,
     SimplexQP,
     Structure,
@@ -53,7 +54,7 @@ from ._risk_margin import (
     simplex_qp,
     simplex_qp_refusal,
 )
-from ._risk_structures import box_qp_dual, linear_box_dual, signs
+from ._risk_structures import box_qp_dual, linear_box_dual, piecewise_box_dual, signs
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
@@ -193,6 +194,9 @@ class EmpiricalRisk(Model):
       three pieces, the penalty ``L2()`` and an intercept;
     * :class:`~optframe.capabilities.LinearBoxDual` (DualCoordinateDescent, safe screening) for
       a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept;
+    * :class:`~optframe.capabilities.PiecewiseBoxDual` (DualCoordinateDescent) for any loss
+      (quadratic pieces too: squared hinge, Huber, expectile), the penalty ``L2()``, the linear
+      kernel and no intercept;
     * :class:`~optframe.capabilities.SimplexQP` (FrankWolfe, MFW, CoreVectorMachine) for one
       one-sided quadratic loss with equal costs, the ridge penalty, a free margin and a
       penalized intercept (the others are derived without these two options).
@@ -227,6 +231,7 @@ class EmpiricalRisk(Model):
         PiecewiseLinearSampleLoss,
         BoxQPDual,
         LinearBoxDual,
+        PiecewiseBoxDual,
         SimplexQP,
     )
 
@@ -564,6 +569,8 @@ class EmpiricalRisk(Model):
             return None
         if kind is SimplexQP:
             return simplex_qp_refusal(self)
+        if kind is PiecewiseBoxDual:
+            return self._piecewise_box_refusal()
         if not self._losses.is_piecewise_linear:
             why = (
                 "AID's aggregation is exact only when each cluster sits on one linear piece"
@@ -603,7 +610,22 @@ class EmpiricalRisk(Model):
             return f"the box dual needs a two-piece loss that is 0 at its kink; got {loss!r}"
         return None
 
+    def _piecewise_box_refusal(self) -> str | None:
+        pen = self._penalty
+        if (pen.l1, pen.l2) != (0.0, 1.0):
+            return f"PiecewiseBoxDual is the dual under the penalty L2(); got {self.penalty!r}"
+        if not self.is_linear:
+            return f"PiecewiseBoxDual is for the linear kernel (w = Z'alpha); got {self._kernel!r}"
+        if self.fit_intercept:
+            return (
+                "fit_intercept=True adds the equality row 1'v = 0 to the dual, which coordinate "
+                "steps cannot keep; use fit_intercept=False and, if wanted, a constant feature"
+            )
+        return None
+
     def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is PiecewiseBoxDual:
+            return piecewise_box_dual(self)
         if kind is SimplexQP:
             return simplex_qp(self)
         if kind is PiecewiseLinearSampleLoss:

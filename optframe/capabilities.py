@@ -395,6 +395,84 @@ class LinearBoxDual(Structure):
         return self.reduced(self.fixing(fixed, values))
 
 
+# --- a linear model's dual with one box variable per loss piece (ReHLine) ----------------------
+@dataclass(frozen=True, eq=False)
+class PiecewiseBoxDual(Structure):
+    r"""A linear model's dual with one variable per ReLU or ReHU piece of every sample's loss.
+
+    The primal (ReHLine's form, Dai and Qiu 2023, with each sample's weight folded in) is
+
+    .. math::
+
+        P(w) = \tfrac12\lVert w\rVert^2 + \sum_r \max_{0 \le \alpha_r \le U_r}
+        \bigl(\alpha_r (b_r - \langle w, z_r\rangle) - \tfrac{d_r}2 \alpha_r^2\bigr),
+        \qquad z_r = g_r x_{i_r},
+
+    one term :math:`r` per piece of sample :math:`i_r`'s loss: a ReLU piece
+    :math:`c\operatorname{relu}(\cdot) = \max_{0\le\alpha\le c}\alpha\,\cdot` has
+    :math:`d_r = 0, U_r = c`; a ReHU piece :math:`c\operatorname{rehu}_\tau(\cdot) =
+    \max_{0\le\alpha\le c\tau}(\alpha\,\cdot - \alpha^2/(2c))` has :math:`d_r = 1/c,
+    U_r = c\tau` (:math:`\infty` for a one-sided square). Its dual
+
+    .. math::
+
+        D(\alpha) = b^\top\alpha - \tfrac12\lVert Z^\top\alpha\rVert^2
+        - \tfrac12\textstyle\sum_r d_r\alpha_r^2,
+        \qquad 0 \le \alpha \le U, \qquad w = Z^\top\alpha,
+
+    is a lower bound of :math:`P` at every :math:`\alpha` in the box (weak duality), and each
+    coordinate's exact minimization is closed-form (notes: losses-and-bounds, section 1.3).
+    :math:`Z` is never formed: the rows of ``X`` are read through ``sample`` and scaled by ``coef``.
+
+    Parameters
+    ----------
+    X : array (n, m) or sparse
+        The samples' features (a column of ones appended for a penalized intercept).
+    sample : int array (R,)
+        :math:`i_r`, the sample of each piece.
+    coef : array (R,)
+        :math:`g_r`.
+    target : array (R,)
+        :math:`b_r`.
+    upper : array (R,)
+        :math:`U_r > 0` (``inf`` allowed).
+    diagonal : array (R,)
+        :math:`d_r \ge 0`.
+    primal_value : callable ``w -> float``
+        :math:`P(w)`, the model's objective at :math:`w`.
+    recover : callable ``alpha -> solution``
+        The model's solution at a dual point.
+    """
+
+    X: Any
+    sample: NDArray[np.int64]
+    coef: NDArray[np.float64]
+    target: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    diagonal: NDArray[np.float64]
+    primal_value: Callable[[NDArray[np.float64]], float] = field(repr=False)
+    recover: Callable[[NDArray[np.float64]], Recovered] = field(repr=False)
+
+    @property
+    def size(self) -> int:
+        """Number of dual variables (pieces over all samples)."""
+        return int(self.target.shape[0])
+
+    def weights(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        r""":math:`w = Z^\top\alpha = X^\top v` with :math:`v_i = \sum_{r: i_r = i} g_r\alpha_r`."""
+        v = np.bincount(self.sample, weights=self.coef * alpha, minlength=self.X.shape[0])
+        return np.asarray(self.X.T @ v, dtype=np.float64).reshape(-1)
+
+    def dual_value(self, alpha: NDArray[np.float64], w: NDArray[np.float64] | None = None) -> float:
+        r""":math:`D(\alpha)` (``alpha`` must lie in the box for it to be a bound)."""
+        w = self.weights(alpha) if w is None else w
+        return (
+            float(self.target @ alpha)
+            - 0.5 * float(w @ w)
+            - 0.5 * float(self.diagonal @ (alpha * alpha))
+        )
+
+
 # --- a sum of piecewise-linear per-sample losses (AID) ------------------------------------------
 @runtime_checkable
 class SampleSeparableModel(Protocol):

@@ -64,11 +64,15 @@ class Needs:
         The points are CSR (the kernel sums of a nonlinear kernel differ).
     weights : bool or None
         SMO steps through the weights ``w`` (linear kernel, plain dual), not by kernel rows.
+    pieces : bool or None
+        DCD steps on the model's ``PiecewiseBoxDual`` (one variable per loss piece), not on
+        its ``LinearBoxDual``.
     """
 
     linear: bool | None = None
     sparse: bool | None = None
     weights: bool | None = None
+    pieces: bool | None = None
 
     def covers(self, other: Needs) -> bool:
         """Whether kernels compiled for these needs serve a run with ``other``'s."""
@@ -78,6 +82,7 @@ class Needs:
                 (self.linear, other.linear),
                 (self.sparse, other.sparse),
                 (self.weights, other.weights),
+                (self.pieces, other.pieces),
             )
         )
 
@@ -159,13 +164,18 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
 
 def _dcd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import DCD
-    from optframe.models import WeightedSVM
+    from optframe.losses import SquaredHinge
+    from optframe.models import EmpiricalRisk, WeightedSVM
 
     # dense points and CSR reach the kernel with the same types (uint64 indptr, uint32 indices)
-    return [
-        (DCD(check_every=2), WeightedSVM(_tiny_data(sparse), C=1.0, fit_intercept=False))
-        for sparse in _layouts(needs)[:1]
-    ]
+    data = _tiny_data(False)
+    runs: list[tuple[Any, Model]] = []
+    if needs.pieces is not True:
+        runs.append((DCD(check_every=2), WeightedSVM(data, C=1.0, fit_intercept=False)))
+    if needs.pieces is not False:
+        model = EmpiricalRisk(data, SquaredHinge(), fit_intercept=False)
+        runs.append((DCD(check_every=2), model))
+    return runs
 
 
 def _fw_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
@@ -235,6 +245,17 @@ def needs_of(model: Model | None, driver: Driver | None = None) -> Needs:
         except Exception:  # the run will say why it cannot take the model
             return needs
         return driver.kernel_needs(dual)
+    from optframe.drivers import DCD
+
+    if isinstance(driver, DCD):
+        from dataclasses import replace
+
+        from optframe.capabilities import LinearBoxDual, PiecewiseBoxDual
+
+        if model.structure_refusal(LinearBoxDual) is None:
+            return replace(needs, pieces=False)
+        if model.structure_refusal(PiecewiseBoxDual) is None:
+            return replace(needs, pieces=True)
     return needs
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -17,8 +18,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
-from optframe.capabilities import LinearBoxDual, Structure
+from optframe.capabilities import LinearBoxDual, PiecewiseBoxDual, Structure
 from optframe.drivers import dcd_core as core
+from optframe.drivers import dcd_pieces_core as pieces_core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.pacing import Pacer
@@ -136,25 +138,30 @@ class DCD(Driver):
             return float(options.gap_tol)
         return self.common_options(options, tol=self.tol, max_iter=self.max_epochs).tol
 
+    def missing(self, model: Model) -> list[str]:
+        """Nothing if ``model`` offers a LinearBoxDual or a PiecewiseBoxDual, else both refusals."""
+        reasons = []
+        for kind in (LinearBoxDual, PiecewiseBoxDual):
+            reason = model.structure_refusal(kind)
+            if reason is None:
+                return []
+            reasons.append(f"{kind.__name__} ({reason})")
+        return [" or ".join(reasons)]
+
     def run(self, model: Model, context: RunContext) -> Result:
-        """Solve the model's box dual by coordinate descent; certify with the duality gap."""
+        """Solve the model's box dual by coordinate descent; certify with the duality gap.
+
+        A :class:`LinearBoxDual` (one variable per sample) is preferred; otherwise the model's
+        :class:`PiecewiseBoxDual` (one variable per loss piece).
+        """
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_epochs)
-        compiled = compile_kernels(self, options.verbose, needs_of(model))  # before the timer
+        compiled = compile_kernels(self, options.verbose, needs_of(model, self))  # before timing
         start = time.perf_counter()
-        dual = model.structure(LinearBoxDual)
+        if model.structure_refusal(LinearBoxDual) is None:
+            descent = _box_descent(model.structure(LinearBoxDual), self)
+        else:
+            descent = _piece_descent(model.structure(PiecewiseBoxDual), self)
         tol, max_epochs = options.tol, options.max_iter
-        (indptr, indices, data), qd = _prepared(dual.Z)
-        lower = np.ascontiguousarray(dual.lower, dtype=np.float64)
-        upper = np.ascontiguousarray(dual.upper, dtype=np.float64)
-        target = np.ascontiguousarray(dual.target, dtype=np.float64)
-        alpha = dual.start_point(self.warm_start)
-        free = lower < upper
-        if dual.fixed is not None:
-            free &= ~dual.fixed
-        index = np.flatnonzero(free).astype(np.uint64)
-        w = np.asarray(dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
-        state = np.array([index.size, math.inf, -math.inf])
-        rng = core.rng_state(self.seed)
         built = time.perf_counter()
 
         history: list[IterationRecord] = []
@@ -165,26 +172,22 @@ class DCD(Driver):
             status = Status.TIME_LIMIT
         while epochs < max_epochs and status is not Status.TIME_LIMIT:
             budget = pacer.budget(min(self.check_every, max_epochs - epochs))
-            code, done, pg_range = core.run_epochs(
-                indptr, indices, data, target, lower, upper, qd, alpha, w, index, state,
-                budget, eps, self.shrinking, rng,
-            )  # fmt: skip
+            code, done, pg_range = descent.epochs(budget, eps)
             pacer.done(int(done))
             epochs += int(done)
-            primal = dual.primal_value(w) if code == 1 else math.nan
-            bound = float(target @ alpha) - 0.5 * float(w @ w)
+            primal = descent.primal() if code == 1 else math.nan
+            bound = descent.bound()
             gap = primal - bound if code == 1 else math.nan
             record = IterationRecord(
                 iteration=epochs,
                 seconds=time.perf_counter() - start,
                 objective=primal,
                 bound=bound,
-                extras={"gap": gap, "pg_range": float(pg_range), "active": int(state[0])},
+                extras={"gap": gap, "pg_range": float(pg_range), "active": descent.active()},
             )
             history.append(record)
             if code == 1 and gap <= tol * max(1.0, abs(primal)):
-                w[:] = np.asarray(dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
-                gap = dual.primal_value(w) - float(target @ alpha) + 0.5 * float(w @ w)
+                gap = descent.exact_gap()
                 if gap <= tol * max(1.0, abs(primal)):  # closed at the exact w = Z'alpha too
                     status = Status.OPTIMAL
                     break
@@ -193,7 +196,7 @@ class DCD(Driver):
                     status = Status.CONVERGED
                     break
                 eps /= 10.0
-                state[:] = (index.size, math.inf, -math.inf)
+                descent.reset()
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
                 break
@@ -201,17 +204,124 @@ class DCD(Driver):
                 status = Status.TIME_LIMIT
                 break
         solved = time.perf_counter()
-        solution = dual.recover(alpha.copy())
+        solution, bound = descent.finish()
         objective = model.objective(solution)
-        # D(alpha) from the exact w = Z'alpha of the solution (one pass over Z saved)
-        exact_w = np.asarray(solution[dual.primal_key], dtype=np.float64).reshape(-1)
-        bound = float(target @ alpha) - 0.5 * float(exact_w @ exact_w)
         if status is Status.OPTIMAL and objective - bound > tol * max(1.0, abs(objective)):
             status = Status.CONVERGED  # the incremental w drifted: the exact gap did not close
         return driver_result(
             self, model, status, solution,
             objective=objective, bound=bound, iterations=epochs, history=history,
             timings=clock_timings(start, built, solved, compile_seconds=compiled),
-            stats={"epochs": epochs, "pg_tol": eps, "free": int(index.size), "gap": gap},
+            stats={"epochs": epochs, "pg_tol": eps, "free": descent.size, "gap": gap,
+                   "dual": descent.kind},
             backend="numba",
         )  # fmt: skip
+
+
+@dataclass
+class _Descent:
+    """What DCD's epoch loop asks of a dual: its epochs, values, exact gap, reset and result."""
+
+    kind: str
+    size: int
+    epochs: Callable[[int, float], tuple[int, int, float]]
+    primal: Callable[[], float]  # P at the incremental w
+    bound: Callable[[], float]  # D at alpha with the incremental w
+    exact_gap: Callable[[], float]  # w recomputed from alpha, then P - D
+    reset: Callable[[], None]  # every variable active again, shrinking thresholds forgotten
+    active: Callable[[], int]
+    finish: Callable[[], tuple[dict[str, Any], float]]  # (solution, D at the exact w)
+
+
+def _box_descent(dual: LinearBoxDual, driver: DCD) -> _Descent:
+    """The loop's view of a :class:`LinearBoxDual` (one variable per sample)."""
+    (indptr, indices, data), qd = _prepared(dual.Z)
+    lower = np.ascontiguousarray(dual.lower, dtype=np.float64)
+    upper = np.ascontiguousarray(dual.upper, dtype=np.float64)
+    target = np.ascontiguousarray(dual.target, dtype=np.float64)
+    alpha = dual.start_point(driver.warm_start)
+    free = lower < upper
+    if dual.fixed is not None:
+        free &= ~dual.fixed
+    index = np.flatnonzero(free).astype(np.uint64)
+    w = np.asarray(dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
+    state = np.array([index.size, math.inf, -math.inf])
+    rng = core.rng_state(driver.seed)
+
+    def epochs(budget: int, eps: float) -> tuple[int, int, float]:
+        return core.run_epochs(
+            indptr, indices, data, target, lower, upper, qd, alpha, w, index, state,
+            budget, eps, driver.shrinking, rng,
+        )  # fmt: skip
+
+    def exact_gap() -> float:
+        w[:] = np.asarray(dual.Z.T @ alpha, dtype=np.float64).reshape(-1)
+        return dual.primal_value(w) - float(target @ alpha) + 0.5 * float(w @ w)
+
+    def reset() -> None:
+        state[:] = (index.size, math.inf, -math.inf)
+
+    def finish() -> tuple[dict[str, Any], float]:
+        solution = dual.recover(alpha.copy())
+        # D(alpha) from the exact w = Z'alpha of the solution (one pass over Z saved)
+        exact_w = np.asarray(solution[dual.primal_key], dtype=np.float64).reshape(-1)
+        return solution, float(target @ alpha) - 0.5 * float(exact_w @ exact_w)
+
+    return _Descent(
+        kind="LinearBoxDual",
+        size=int(index.size),
+        epochs=epochs,
+        primal=lambda: dual.primal_value(w),
+        bound=lambda: float(target @ alpha) - 0.5 * float(w @ w),
+        exact_gap=exact_gap,
+        reset=reset,
+        active=lambda: int(state[0]),
+        finish=finish,
+    )
+
+
+def _piece_descent(dual: PiecewiseBoxDual, driver: DCD) -> _Descent:
+    """The loop's view of a :class:`PiecewiseBoxDual` (one variable per loss piece)."""
+    indptr, indices, data = as_csr(dual.X)
+    sample = np.ascontiguousarray(dual.sample, dtype=np.uint64)
+    coef = np.ascontiguousarray(dual.coef, dtype=np.float64)
+    target = np.ascontiguousarray(dual.target, dtype=np.float64)
+    upper = np.ascontiguousarray(dual.upper, dtype=np.float64)
+    diagonal = np.ascontiguousarray(dual.diagonal, dtype=np.float64)
+    qd = pieces_core.piece_curvatures(indptr, data, sample, coef, diagonal)
+    if driver.warm_start is None:
+        alpha = np.zeros(dual.size)
+    else:
+        alpha = np.clip(np.array(driver.warm_start, dtype=np.float64).reshape(-1), 0.0, upper)
+    index = np.arange(dual.size, dtype=np.uint64)
+    w = dual.weights(alpha)
+    state = np.array([index.size, math.inf, -math.inf])
+    rng = core.rng_state(driver.seed)
+
+    def epochs(budget: int, eps: float) -> tuple[int, int, float]:
+        return pieces_core.run_piece_epochs(
+            indptr, indices, data, sample, coef, target, upper, diagonal, qd, alpha, w, index,
+            state, budget, eps, driver.shrinking, rng,
+        )  # fmt: skip
+
+    def exact_gap() -> float:
+        w[:] = dual.weights(alpha)
+        return dual.primal_value(w) - dual.dual_value(alpha, w)
+
+    def reset() -> None:
+        state[:] = (index.size, math.inf, -math.inf)
+
+    def finish() -> tuple[dict[str, Any], float]:
+        return dual.recover(alpha.copy()), dual.dual_value(alpha)
+
+    return _Descent(
+        kind="PiecewiseBoxDual",
+        size=dual.size,
+        epochs=epochs,
+        primal=lambda: dual.primal_value(w),
+        bound=lambda: dual.dual_value(alpha, w),
+        exact_gap=exact_gap,
+        reset=reset,
+        active=lambda: int(state[0]),
+        finish=finish,
+    )
