@@ -211,6 +211,11 @@ class OsqpCvxpyBackend(Backend):
             raw = problem.solver_stats.extra_stats if problem.solver_stats else None
             info = getattr(raw, "info", None)
             if info is None:
+                # cvxpy raises SolverError for OSQP's SIGINT and keeps no stats then; its
+                # solver cache still holds OSQP's results (_status raises KeyboardInterrupt)
+                cached = getattr(problem, "_solver_cache", {}).get("OSQP")
+                info = getattr(cached[2], "info", None) if cached is not None else None
+            if info is None:
                 return None
             return RawOutcome(
                 _status(info, settings),
