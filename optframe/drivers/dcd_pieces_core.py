@@ -49,14 +49,21 @@ def piece_curvatures(indptr, data, sample, coef, diagonal):
 
 @numba.njit(cache=True)
 def run_piece_epochs(
-    indptr, indices, data, sample, coef, target, upper, diagonal, qd, alpha, w, index, state,
-    budget, eps, shrinking, rng,
+    dense, indptr, indices, data, sample, coef, target, upper, diagonal, qd, alpha, w, index,
+    state, budget, eps, shrinking, rng,
 ):  # fmt: skip
     """Run at most ``budget`` epochs over ``index[:state[ACTIVE]]``, updating ``alpha`` and ``w``.
+
+    The rows are ``dense`` (a C-ordered (n, m) array; ``indptr``, ``indices`` and ``data`` are
+    then unused) when it has more than one row, else the CSR arrays: contiguous rows let the
+    products vectorize (houses, 20,640 x 8, Huber: an epoch 2.7x faster than through CSR
+    indices).
 
     Returns ``(code, epochs, pg_range)``: code 1 when the projected-gradient range over every
     variable is at most ``eps`` (then every variable is active again), 0 when the budget ran out.
     """
+    by_rows = dense.shape[0] > 1
+    m = dense.shape[1]
     n_vars = index.shape[0]
     active = int(state[ACTIVE])
     pg_max_old = state[PG_MAX_OLD]
@@ -80,8 +87,12 @@ def run_piece_epochs(
             i = sample[r]
             g_r = coef[r]
             product = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                product += w[indices[p]] * data[p]
+            if by_rows:
+                for j in range(m):
+                    product += w[j] * dense[i, j]
+            else:
+                for p in range(indptr[i], indptr[i + 1]):
+                    product += w[indices[p]] * data[p]
             g = g_r * product + diagonal[r] * alpha[r] - target[r]
             pg = 0.0
             if alpha[r] <= 0.0:
@@ -111,7 +122,10 @@ def run_piece_epochs(
                 d = (new - old) * g_r
                 if new != old:
                     alpha[r] = new
-                    if d != 0.0:
+                    if d != 0.0 and by_rows:
+                        for j in range(m):
+                            w[j] += d * dense[i, j]
+                    elif d != 0.0:
                         for p in range(indptr[i], indptr[i + 1]):
                             w[indices[p]] += d * data[p]
             s += 1
