@@ -328,8 +328,8 @@ def compile_kernels(
     if all(_covered(key, needs) for (key, _), _ in wanted):
         return 0.0
     start = time.perf_counter()
-    _wait_for_background(verbose)  # then the kernels load from the cache it filled
     with _LOCK:  # another thread compiling the same kernels: wait for it
+        _wait_for_background(verbose)  # then the kernels load from the cache it filled
         pending: dict[Hashable, tuple[Runs, Any]] = {}
         for (key, runs), driver in wanted:
             full = (key, needs)

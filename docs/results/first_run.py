@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -155,15 +156,17 @@ elif name == "CVM":
 else:
     lad = load_dataset("cpusmall")
     driver, model = AggregateDisaggregate(), LADRegression(lad)
-times = []
+times, cpu = [], []
 compile_seconds = []
 for _ in range(2):
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     result = of.solve(model, driver=driver)
     times.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - cpu_start)
     compile_seconds.append(float(getattr(result.timings, "compile", 0.0) or 0.0))
 json.dump(
     {"driver": name, "import": imported, "first": times[0], "second": times[1],
+     "first_cpu": cpu[0], "second_cpu": cpu[1],
      "compile": compile_seconds, "status": str(result.status)},
     open(sys.argv[1], "w"),
 )
@@ -333,29 +336,33 @@ def measure_first_solve(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
         for name in FIRST_SOLVE_DRIVERS:  # fill the cache
             _child(_FIRST_SOLVE_CHILD, cache, tree, name)
     records = []
-    print(f"{'tree':24s} {'driver':12s} {'import':>7s} {'first':>7s} {'second':>7s} {'added':>7s}")
+    print(
+        f"{'tree':24s} {'driver':12s} {'import':>7s} {'first':>7s} {'second':>7s} {'added':>7s}"
+        f" {'added cpu':>9s}"
+    )
     for name in FIRST_SOLVE_DRIVERS:
         for _ in range(repeat):
             for tree, cache in caches.items():
                 rec = _child(_FIRST_SOLVE_CHILD, cache, tree, name)
                 rec["added"] = rec["first"] - rec["second"]
+                rec["added_cpu"] = rec["first_cpu"] - rec["second_cpu"]
                 rec["measure"] = "first-solve"
                 rec["tree"] = str(tree)
                 records.append(rec)
                 print(
                     f"{str(tree)[-24:]:24s} {name:12s} {rec['import']:7.2f} {rec['first']:7.2f} "
-                    f"{rec['second']:7.2f} {rec['added']:7.2f}"
+                    f"{rec['second']:7.2f} {rec['added']:7.2f} {rec['added_cpu']:9.2f}"
                 )
     for cache in caches.values():
         shutil.rmtree(cache, ignore_errors=True)
     return records
 
 
-def measure_speed(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
+def measure_speed(repeat: int, trees: list[Path], cells: list[str]) -> list[dict[str, Any]]:
     """Warm solves per cell, the trees alternating in each repeat (the first run fills caches)."""
     caches = {tree: _fresh_cache(f"speed_{t}") for t, tree in enumerate(trees)}
     records = []
-    for cell in SPEED_CELLS:
+    for cell in cells:
         for tree, cache in caches.items():
             _child(_SPEED_CHILD, cache, tree, cell)
         for r in range(repeat):
@@ -373,13 +380,92 @@ def measure_speed(repeat: int, trees: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
+def _label(tree: str) -> str:
+    return "this checkout" if Path(tree) == ROOT else f"{Path(tree).name} (--against)"
+
+
+def report(path: Path, top: int) -> None:
+    """Print the markdown tables of the records in ``path`` (the last record of each kind)."""
+    import statistics
+
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    compiles = {r["tree"]: r for r in records if r["measure"] == "compile"}
+    if compiles:
+        trees = list(compiles)
+        names: dict[str, float] = defaultdict(float)
+        for r in compiles.values():
+            for kernel, (_, seconds) in r["kernels"].items():
+                names[kernel] = max(names[kernel], seconds)
+        head = " | ".join(f"{_label(t)}: specializations, s" for t in trees)
+        print(f"| kernel | {head} |")
+        print("|---|" + "---|" * len(trees))
+        for kernel in sorted(names, key=lambda k: -names[k])[:top]:
+            cells = []
+            for t in trees:
+                count, seconds = compiles[t]["kernels"].get(kernel, [0, 0.0])
+                cells.append(f"{count}, {seconds:.1f}" if count else "-")
+            print(f"| `{kernel.removeprefix('optframe.')}` | " + " | ".join(cells) + " |")
+        totals = " | ".join(
+            f"{compiles[t]['compile']:.0f} of {compiles[t]['wall']:.0f} s" for t in trees
+        )
+        print(f"| **all, compiling of the wall seconds** | {totals} |")
+        print()
+    demos = [r for r in records if r["measure"] == "demo"]
+    if demos:
+        print("| checkout | empty cache, s | warm, s | ratio |")
+        print("|---|---|---|---|")
+        for r in demos:
+            print(
+                f"| {_label(r['tree'])} | {r['empty']:.1f} | {r['warm']:.1f} | {r['ratio']:.2f} |"
+            )
+        print()
+    firsts = [r for r in records if r["measure"] == "first-solve"]
+    if firsts:
+        print("| checkout | driver | first solve, s | second, s | added, s | added CPU, s |")
+        print("|---|---|---|---|---|---|")
+        for r in firsts:
+            print(
+                f"| {_label(r['tree'])} | {r['driver']} | {r['first']:.2f} | "
+                f"{r['second']:.2f} | {r['added']:.2f} | {r.get('added_cpu', math.nan):.2f} |"
+            )
+        print()
+    speeds = [r for r in records if r["measure"] == "speed"]
+    if speeds:
+        trees = list(dict.fromkeys(r["tree"] for r in speeds))
+        print(
+            "| cell | " + " | ".join(f"{_label(t)}: total s, median (each)" for t in trees)
+            + " | paired ratio, median |"
+        )  # fmt: skip
+        print("|---|" + "---|" * (len(trees) + 1))
+        for cell in dict.fromkeys(r["cell"] for r in speeds):
+            got = {t: [r for r in speeds if r["cell"] == cell and r["tree"] == t] for t in trees}
+            cells = [
+                f"{statistics.median(r['total'] for r in got[t]):.3f} ("
+                + ", ".join(f"{r['total']:.2f}" for r in got[t]) + ")"
+                for t in trees
+            ]  # fmt: skip
+            paired = ""
+            if len(trees) == 2:
+                by_repeat = {
+                    (r["tree"], r["repeat"]): r["total"] for r in got[trees[0]] + got[trees[1]]
+                }
+                ratios = [
+                    by_repeat[(trees[0], k)] / by_repeat[(trees[1], k)]
+                    for k in sorted({r["repeat"] for r in got[trees[0]]})
+                    if (trees[1], k) in by_repeat
+                ]
+                paired = f"{statistics.median(ratios):.3f}"
+            print(f"| {cell} | " + " | ".join(cells) + f" | {paired} |")
+
+
 def main() -> None:
     """Run the measurement named on the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("compile", "demo", "first-solve", "speed"))
+    parser.add_argument("what", choices=("compile", "demo", "first-solve", "speed", "report"))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--workload", choices=WORKLOADS, default="demo", help="for compile")
+    parser.add_argument("--cell", action="append", choices=SPEED_CELLS, help="for speed")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
         "--against",
@@ -388,6 +474,9 @@ def main() -> None:
         help="another checkout (say of the previous commit) measured in the same run",
     )
     args = parser.parse_args()
+    if args.what == "report":  # the tables of the records in --json
+        report(args.json, args.top)
+        return
     trees = [ROOT] + ([args.against.resolve()] if args.against is not None else [])
     if args.what == "compile":
         records = [measure_compile(args.top, args.workload, tree) for tree in trees]
@@ -396,7 +485,7 @@ def main() -> None:
     elif args.what == "first-solve":
         records = measure_first_solve(args.repeat, trees)
     else:
-        records = measure_speed(args.repeat, trees)
+        records = measure_speed(args.repeat, trees, args.cell or list(SPEED_CELLS))
     if args.json is not None:
         with args.json.open("a") as out:
             for record in records:

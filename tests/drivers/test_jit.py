@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -221,6 +222,29 @@ def test_needs_cover_the_narrower_needs():
     assert linear.covers(linear)
     assert not linear.covers(every)
     assert not linear.covers(jit.Needs(linear=True, sparse=True, weights=True))
+
+
+def test_compile_kernels_waits_for_the_background_compilation(monkeypatch):
+    monkeypatch.setattr(jit, "_STARTED", set())  # as in a new process
+    monkeypatch.setattr(jit, "_READY", set())
+    waited = []
+
+    class Finished:
+        def wait(self):
+            waited.append(True)
+            return 0
+
+    monkeypatch.setattr(jit, "_BACKGROUND", [(Finished(), time.perf_counter())])
+    jit.compile_kernels(DCD(), needs=jit.Needs(linear=True, sparse=False))
+    assert waited == [True]
+    assert jit._BACKGROUND == []
+    assert jit.compile_kernels(DCD(), needs=jit.Needs(linear=True, sparse=False)) == 0.0
+
+
+def test_no_background_compilation_without_kernels():
+    assert not jit.compile_in_background([(Direct(), jit.Needs()), (AggregateDisaggregate(),
+                                           jit.Needs())])  # fmt: skip
+    assert jit._BACKGROUND == []
 
 
 def test_drivers_without_kernels_compile_nothing():
