@@ -158,8 +158,9 @@ def piecewise_box_dual(model: EmpiricalRisk) -> PiecewiseBoxDual:
     for s_, t, tau in loss.rehu_pieces:
         upper = cc * tau if math.isfinite(tau) else np.full_like(cc, math.inf)
         parts.append((counted, -s_ * qc, s_ * pc + t, upper, 1.0 / cc, np.full_like(cc, s_)))
+    # sample-major: the pieces of one sample side by side (DCD steps on them together)
     sample, coef, target, upper, diagonal, piece_slope = (
-        np.concatenate([part[k] for part in parts]) for k in range(6)
+        np.stack([part[k] for part in parts], axis=1).ravel() for k in range(6)
     )
     n = model.data.n_samples
 

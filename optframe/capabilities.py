@@ -429,7 +429,7 @@ class PiecewiseBoxDual(Structure):
     X : array (n, m) or sparse
         The samples' features (a column of ones appended for a penalized intercept).
     sample : int array (R,)
-        :math:`i_r`, the sample of each piece.
+        :math:`i_r`, the sample of each piece, non-decreasing (a sample's pieces side by side).
     coef : array (R,)
         :math:`g_r`.
     target : array (R,)

@@ -291,25 +291,28 @@ def _piece_descent(dual: PiecewiseBoxDual, driver: DCD) -> _Descent:
     """The loop's view of a :class:`PiecewiseBoxDual` (one variable per loss piece)."""
     indptr, indices, data = as_csr(dual.X)
     dense = _NO_ROWS if sp.issparse(dual.X) else data.reshape(dual.X.shape)
-    sample = np.ascontiguousarray(dual.sample, dtype=np.uint64)
+    sample = np.asarray(dual.sample, dtype=np.int64)
+    first = np.flatnonzero(np.r_[True, sample[1:] != sample[:-1]])  # each sample's first piece
+    rows = sample[first].astype(np.uint64)
+    starts = np.append(first, sample.size).astype(np.uint64)
     coef = np.ascontiguousarray(dual.coef, dtype=np.float64)
     target = np.ascontiguousarray(dual.target, dtype=np.float64)
     upper = np.ascontiguousarray(dual.upper, dtype=np.float64)
     diagonal = np.ascontiguousarray(dual.diagonal, dtype=np.float64)
-    qd = pieces_core.piece_curvatures(indptr, data, sample, coef, diagonal)
+    norms = pieces_core.row_norms(dense, indptr, data)
     if driver.warm_start is None:
         alpha = np.zeros(dual.size)
     else:
         alpha = np.clip(np.array(driver.warm_start, dtype=np.float64).reshape(-1), 0.0, upper)
-    index = np.arange(dual.size, dtype=np.uint64)
+    index = np.arange(rows.size, dtype=np.uint64)
     w = dual.weights(alpha)
     state = np.array([index.size, math.inf, -math.inf])
     rng = core.rng_state(driver.seed)
 
     def epochs(budget: int, eps: float) -> tuple[int, int, float]:
         return pieces_core.run_piece_epochs(
-            dense, indptr, indices, data, sample, coef, target, upper, diagonal, qd, alpha, w,
-            index, state, budget, eps, driver.shrinking, rng,
+            dense, indptr, indices, data, rows, starts, coef, target, upper, diagonal, norms,
+            alpha, w, index, state, budget, eps, driver.shrinking, rng,
         )  # fmt: skip
 
     def exact_gap() -> float:
