@@ -355,8 +355,9 @@ def compile_in_background(runs: Iterable[tuple[Driver, Needs]]) -> bool:
 
     The process fills numba's cache while this one goes on (another core does the compiling);
     the next :func:`compile_kernels` here waits for it, then loads the kernels from the cache.
-    Not started when the cache already holds these drivers' kernels, or when numba has no
-    cache to fill.
+    Not started when the cache already holds these drivers' kernels, when numba has no cache to
+    fill, or when no core is free (:func:`_spare_core`: on a busy machine the two processes
+    would only share the same cores, and the compilation took longer than in this process).
 
     Parameters
     ----------
@@ -376,6 +377,8 @@ def compile_in_background(runs: Iterable[tuple[Driver, Needs]]) -> bool:
     keys = {warm_up_key(driver)[0] for driver, _ in wanted}  # type: ignore[index]
     if not wanted or _numba_cache.fallback == "no cache" or _cache_is_warm(keys):
         return False
+    if not _spare_core():
+        return False
     if _ANNOUNCE:
         _say("compiling numba kernels, once per install (later runs load them) ...")
     process = subprocess.Popen(
@@ -387,6 +390,22 @@ def compile_in_background(runs: Iterable[tuple[Driver, Needs]]) -> bool:
         process.stdin.write(pickle.dumps(wanted))
     _BACKGROUND.append((process, time.perf_counter()))
     return True
+
+
+def _spare_core() -> bool:
+    """Whether a core is free: the cores this process may use less the 1-minute load average.
+
+    The load counts this process itself; without a load average (not Unix), two cores suffice.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores > 1
+    return cores - load >= 1.0
 
 
 def _wait_for_background(verbose: bool) -> None:

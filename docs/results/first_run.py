@@ -1,13 +1,14 @@
 """Measure what the first run of optframe costs: numba compilation and cache loading.
 
-Three measurements, each in fresh processes, with a numba cache of its own (never the
-``__pycache__`` caches of the work tree):
+Each measurement runs in fresh processes, each with a numba cache of its own (an empty folder in
+the temporary directory, never the ``__pycache__`` caches of the work tree):
 
 ``compile``
     The demo's workload on an empty cache, with a numba event listener that records, for every
     kernel and signature compiled, the seconds spent compiling it (exclusive of the kernels it
-    compiled on the way), and the cache loads. Prints the top kernels and writes
-    ``first_run_compile.json``.
+    compiled on the way), and the cache loads (the demo compiles in its own process here, not
+    in the background). Prints the top kernels. ``--workload`` profiles one driver's first
+    solve instead.
 ``demo``
     ``optframe demo`` on an empty cache, then again on the cache it filled (warm), back to back
     in one run; prints both wall times and their ratio.
@@ -15,14 +16,19 @@ Three measurements, each in fresh processes, with a numba cache of its own (neve
     For each driver with numba kernels (SMO, DCD, Frank-Wolfe, CVM) and AID, a new process with
     a warm cache: the first solve of a small problem against the second solve of the same
     problem in the same process (the difference is what a first solve adds).
+``speed``
+    Warm solves (kernels loaded before the clock) of SMO, DCD, MFW and AID on benchmark data.
+``report``
+    The markdown tables of the records in ``--json``.
 
-Run from the repository root (``OPTFRAME_DATA`` pointing at the benchmark data)::
+``--against DIR`` measures another checkout (say of an earlier commit) in the same run, the two
+alternating; ``--json PATH`` appends one record per measurement to ``PATH``. Run from the
+repository root (``OPTFRAME_DATA`` pointing at the benchmark data)::
 
-    .venv/bin/python docs/results/first_run.py compile
+    .venv/bin/python docs/results/first_run.py compile --against ../optframe-before
     .venv/bin/python docs/results/first_run.py demo --repeat 2
     .venv/bin/python docs/results/first_run.py first-solve --repeat 3
-
-``--json PATH`` appends one record per measurement to ``PATH``.
+    .venv/bin/python docs/results/first_run.py report --json docs/results/first_run_runs.jsonl
 """
 
 from __future__ import annotations
@@ -104,6 +110,8 @@ def load_overload(self, sig, target_context):
 
 caching.Cache.load_overload = load_overload
 ev.register("numba:compile", Compiles())
+from optframe import jit
+jit.compile_in_background = lambda runs: False  # compile here, where the listener is
 start = time.perf_counter()
 WORKLOAD
 wall = time.perf_counter() - start

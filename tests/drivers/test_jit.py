@@ -247,6 +247,17 @@ def test_no_background_compilation_without_kernels():
     assert jit._BACKGROUND == []
 
 
+def test_background_compilation_only_with_a_free_core(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))  # this process alone
+    assert jit._spare_core()
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.5, 4.0, 3.0))  # others use both cores
+    assert not jit._spare_core()
+    monkeypatch.setattr(jit, "_cache_is_warm", lambda keys: False)
+    assert not jit.compile_in_background([(DCD(), jit.Needs(linear=True, sparse=False))])
+    assert jit._BACKGROUND == []
+
+
 def test_drivers_without_kernels_compile_nothing():
     assert jit.warm_up_key(Direct()) is None
     assert jit.compile_kernels([Direct(), AggregateDisaggregate()]) == 0.0
