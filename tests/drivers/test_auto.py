@@ -97,3 +97,20 @@ def test_a_preferred_back_end_that_refuses_the_built_lp_falls_back(monkeypatch):
     assert result.objective == pytest.approx(reference.objective, rel=1e-9)
     named = of.solve(model, driver="direct", backend="matrix:fn")
     assert "preferred_backend_refused" not in named.stats
+
+
+def test_a_margin_loss_with_quadratic_pieces_goes_to_dcd_a_residual_one_stays_direct():
+    from optframe.losses import SquaredHinge
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 5))
+    labels = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1.0, -1.0)
+    squared = EmpiricalRisk(Dataset(X=X, y=labels), SquaredHinge(), fit_intercept=False)
+    assert auto.choose(squared).driver.name == "dcd"
+    result = of.solve(squared)
+    assert result.driver == "dcd"
+    assert result.status is of.Status.OPTIMAL
+    huber = EmpiricalRisk(Dataset(X=X, y=X @ np.ones(5)), Huber(1.0), fit_intercept=False)
+    assert auto.choose(huber).driver.name == "direct"
+    small = EmpiricalRisk(Dataset(X=X[:100], y=labels[:100]), SquaredHinge(), fit_intercept=False)
+    assert auto.choose(small).driver.name == "direct"
