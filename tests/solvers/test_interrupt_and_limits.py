@@ -11,6 +11,7 @@ seconds: a SIGINT sent 0.3 s into the solve must raise ``KeyboardInterrupt`` wit
 
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -169,13 +170,14 @@ def test_scip_time_limit_holds_on_a_qp(layer, built):
 
 def test_a_loop_of_solves_stops_at_the_first_ctrl_c(built):
     # OSQP used to turn Ctrl-C into an ERROR result, and a loop of solves went on.
-    backend, kind, layer = _case("matrix:osqp")
-    formulation = built(kind, layer)
+    backend, _, layer = _case("matrix:osqp")
+    formulation = built("endless", layer)
+    options = SolveOptions(solver_options=ENDLESS["osqp"])
     done = []
 
     def loop():
         for _ in range(5):
-            backend.solve(formulation, SolveOptions())
+            backend.solve(formulation, options)
             done.append(1)
 
     assert _interrupt_latency(loop) < LATENCY
@@ -205,3 +207,38 @@ def test_a_childs_exception_is_raised_and_a_crash_is_an_error():
     raw = run_stoppable(lambda: os._exit(3), None, "crasher")  # a solver that exits the process
     assert raw.status is Status.ERROR
     assert raw.message == "crasher: the solver's process ended with exit code 3 and no result"
+
+
+def test_ctrl_c_stops_scip_in_the_presolve_of_a_qp(built, monkeypatch, tmp_path):
+    # The signal is sent 0.3 s after the model is built, so that it reaches SCIP's presolve of
+    # the objective (about 6 s here), not the Python build before it. The build runs wherever
+    # the solve runs (a child process now), and SCIP holds the GIL, so a shell sends it to
+    # this process by its id and writes down when.
+    from optframe.solvers.scip import ScipMatrixBackend
+
+    target, stamp = os.getpid(), tmp_path / "sent"
+    build = ScipMatrixBackend._build
+
+    def build_then_arm(*args):
+        built_model = build(*args)
+        script = f"sleep {SEND_AFTER}; date +%s.%N > {stamp}; kill -INT {target}"
+        subprocess.Popen(["sh", "-c", script])
+        return built_model
+
+    monkeypatch.setattr(ScipMatrixBackend, "_build", staticmethod(build_then_arm))
+    formulation = built("scip-qp", "matrix")
+    returned = []
+
+    def run():
+        try:
+            ScipMatrixBackend().solve(formulation, SolveOptions())
+            returned.append(1)
+        finally:
+            time.sleep(0.05)  # a signal still pending is delivered here, inside pytest.raises
+
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    caught = time.time()
+    assert not returned
+    latency = caught - float(stamp.read_text())
+    assert latency < LATENCY, f"KeyboardInterrupt {latency:.2f} s after SIGINT"
