@@ -18,8 +18,10 @@ from __future__ import annotations
 import abc
 import enum
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -316,6 +318,65 @@ class Model(abc.ABC):
             )
         form = self.check_form(form)
         return getattr(self, f"_build_{layer}")(form)
+
+    def write(self, path: str | os.PathLike[str], form: str | None = None) -> Path:
+        r"""Write the model's ``"matrix"`` formulation to an MPS file, with the model's optimum.
+
+        The file holds the problem of :meth:`build` ``("matrix", form)`` with the model's own
+        objective: a dual maximized as the minimization of its negative is written as
+        ``OBJSENSE MAX`` of the dual, and the formulation's constant is the objective row's RHS,
+        so another solver (HiGHS, SCIP, Gurobi, CPLEX) reads the model's optimal value
+        (:func:`optframe.export.write_mps`).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; its suffix must be ``.mps``.
+        form : str, optional
+            One of :attr:`forms` that the matrix layer offers (default: :attr:`default_form`).
+
+        Returns
+        -------
+        Path
+            The file written.
+
+        Raises
+        ------
+        ModelError
+            If the suffix is not ``.mps`` or the model offers no matrix layer for ``form``.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from optframe.data import Dataset
+        >>> from optframe.models import LADRegression
+        >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 3.0]))
+        >>> out = model.write(pathlib.Path(tempfile.mkdtemp()) / "lad.mps", form="dual")
+        >>> out.read_text().splitlines()[1:3]
+        ['OBJSENSE', '    MAX']
+        """
+        from optframe.export import write_mps
+
+        path = Path(path)
+        if path.suffix.lower() != ".mps":
+            raise ModelError(
+                f"{self.name}.write: only MPS files are written (a path ending in .mps); "
+                f"got {str(path)!r}"
+            )
+        if not self.offers("matrix", form):
+            raise ModelError(
+                f"{self.name}.write needs the matrix layer in the form {self.check_form(form)!r}, "
+                f"which this model does not offer (layers {list(self.layers)}, forms "
+                f"{list(self.forms)})"
+            )
+        formulation = self.build("matrix", form)
+        return write_mps(
+            formulation.problem,
+            path,
+            scale=formulation.objective_scale,
+            offset=formulation.objective_offset,
+            name=f"{self.name}_{formulation.form}",
+        )
 
     @abc.abstractmethod
     def objective(self, solution: Solution) -> float:
