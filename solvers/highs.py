@@ -56,7 +56,9 @@ every layer; an infeasible iterate (an LP stopped by its iteration limit) is not
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -88,6 +90,20 @@ from ._common import (
 )
 
 __all__ = ["HIGHS_STATUS", "HighsCvxpyBackend", "HighsMatrixBackend", "HighsPyomoBackend"]
+
+
+def _fresh_scheduler_after_fork() -> None:
+    # HiGHS runs its MIP (and parallel) work on one process-wide task scheduler whose worker
+    # threads a forked child does not have: a MIP in a child (run_stoppable) after one in the
+    # parent waited forever for them. The child gets a new scheduler.
+    highspy = sys.modules.get("highspy")
+    if highspy is not None:
+        with contextlib.suppress(Exception):
+            highspy.Highs.resetGlobalScheduler(False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_scheduler_after_fork)
 
 #: HiGHS model status (``HighsModelStatus`` member name) -> Status.
 HIGHS_STATUS: dict[str, Status] = {

@@ -242,3 +242,17 @@ def test_ctrl_c_stops_scip_in_the_presolve_of_a_qp(built, monkeypatch, tmp_path)
     assert not returned
     latency = caught - float(stamp.read_text())
     assert latency < LATENCY, f"KeyboardInterrupt {latency:.2f} s after SIGINT"
+
+
+@pytest.mark.parametrize("name", ["matrix:highs", "cvxpy:highs", "pyomo:highs"])
+def test_a_highs_mip_in_a_child_after_one_here(name):
+    # HiGHS's MIP runs on a process-wide scheduler whose threads a forked child lacks: after a
+    # MIP in this process, the child's MIP waited for them until it was killed.
+    from optframe.solvers.highs import HighsMatrixBackend
+
+    HighsMatrixBackend().solve(inst.milp_small().build("matrix"), SolveOptions())  # here
+    backend, _, layer = _case(name)
+    began = time.perf_counter()
+    raw = backend.solve(inst.milp_small().build(layer), SolveOptions(time_limit=20.0))
+    assert raw.status is Status.OPTIMAL, raw.message
+    assert time.perf_counter() - began < 5.0
