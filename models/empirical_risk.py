@@ -45,6 +45,7 @@ from ._common import (
 )
 from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
+from ._risk_latex import dual_latex, primal_latex
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
 from ._risk_losses import SampleLosses, loss_kind, sample_losses
 from ._risk_margin import (
@@ -846,6 +847,27 @@ class EmpiricalRisk(Model):
     def _w_of(self, solution: Solution) -> NDArray[np.float64]:
         v = signs(self) * vector(solution, "alpha", self.name)
         return np.asarray(self.data.X.T @ v, dtype=np.float64).reshape(-1) / self._penalty.l2
+
+    # ------------------------------------------------------------------------------- statement
+    def to_latex(self, form: str = "primal") -> str:
+        r"""The primal or its Fenchel dual in LaTeX, from the loss's pieces and the penalty.
+
+        Examples
+        --------
+        >>> from optframe.data import Dataset
+        >>> from optframe.models import LADRegression
+        >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 3.0]))
+        >>> print(model.to_latex().split(r" \\ ")[2])
+        \ell(a) = \max(0,\, a) + \max(0,\, -a)
+        """
+        if form not in ("primal", "dual"):
+            raise ModelError(f"{self.name}.to_latex: form must be 'primal' or 'dual'; got {form!r}")
+        if self.per_sample or self.extended:
+            raise ModelError(
+                f"{self.name}.to_latex states one loss without a free margin or a penalized "
+                "intercept; this instance has per-sample losses or those options"
+            )
+        return primal_latex(self) if form == "primal" else dual_latex(self)
 
     # ----------------------------------------------------------------------------- certificate
     def dual_bound(self, solution: Solution) -> float:

@@ -319,6 +319,60 @@ class Model(abc.ABC):
         form = self.check_form(form)
         return getattr(self, f"_build_{layer}")(form)
 
+    def to_latex(self, form: str = "primal") -> str:
+        r"""The model's problem in LaTeX (lines joined by ``\\``), generated from its declaration.
+
+        Models that can state themselves override this (:class:`~optframe.models.EmpiricalRisk`
+        and every model built on it: LAD, the SVMs, quantile regression and a user's loss).
+
+        Raises
+        ------
+        ModelError
+            If this model has no LaTeX statement, or ``form`` is unknown.
+        """
+        raise ModelError(
+            f"{self.name} has no LaTeX statement; its problem is in its docstring and "
+            "model.build(layer) gives it in a modeling layer"
+        )
+
+    def _repr_latex_(self) -> str | None:
+        """The primal in LaTeX for notebooks (``None`` when the model has no statement)."""
+        try:
+            return "$$\\begin{gathered}" + self.to_latex("primal") + "\\end{gathered}$$"
+        except ModelError:
+            return None
+
+    def describe(self) -> str:
+        """A few lines on the model: problem class, sizes, forms, layers, and the drivers it takes.
+
+        Examples
+        --------
+        >>> from optframe.data import Dataset
+        >>> from optframe.models import LADRegression
+        >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 3.0]))
+        >>> print(model.describe().splitlines()[0])
+        LADRegression: an LP on 3 samples x 1 features
+        """
+        from optframe import registry
+
+        data = self.__dict__.get("data")
+        size = f" on {data.n_samples} samples x {data.n_features} features" if data else ""
+        article = "an" if self.problem_class.name[0] in "AEFHILMNORSX" else "a"
+        lines = [f"{self.name}: {article} {self.problem_class.name}{size}"]
+        lines.append(f"forms: {', '.join(self.forms)} (default {self.default_form})")
+        lines.append(f"layers: {', '.join(self.layers)}")
+        offered = [k.__name__ for k in self.structures if self.structure_refusal(k) is None]
+        lines.append(f"structures: {', '.join(offered) if offered else 'none'}")
+        drivers = []
+        for name, driver_class in registry.drivers().items():
+            try:
+                if driver_class().accepts(self):
+                    drivers.append(name)
+            except Exception:  # a driver that needs arguments is not listed
+                continue
+        lines.append(f"drivers: {', '.join(drivers)}")
+        return "\n".join(lines)
+
     def write(self, path: str | os.PathLike[str], form: str | None = None) -> Path:
         r"""Write the model's ``"matrix"`` formulation to an MPS file, with the model's optimum.
 

@@ -1,0 +1,89 @@
+"""Models state themselves: LaTeX from the declaration (a user's loss too) and describe()."""
+
+import numpy as np
+import pytest
+from latex2mathml.converter import convert
+
+from optframe.data import Dataset
+from optframe.errors import ModelError
+from optframe.kernels import RBF
+from optframe.losses import Huber, Pinball, PLQLoss, SquaredHinge
+from optframe.models import (
+    L2SVM,
+    EmpiricalRisk,
+    LADRegression,
+    PULearning,
+    SemiSupervisedSVM,
+    WeightedSVM,
+)
+from optframe.penalties import L1, ElasticNet
+
+REG = Dataset(X=[[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 3.0]], y=[0.0, 1.0, 3.0, 2.0])
+CLS = Dataset(X=[[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 3.0]], y=[-1.0, 1.0, 1.0, -1.0])
+
+MODELS = [
+    LADRegression(REG),
+    EmpiricalRisk(REG, Pinball(0.25), penalty=None, fit_intercept=False),
+    EmpiricalRisk(REG, Huber(1.5), penalty=ElasticNet(0.3), C=2.0),
+    EmpiricalRisk(REG, Huber(1.0), penalty=L1(), sample_weight=[1.0, 2.0, 1.0, 1.0]),
+    WeightedSVM(CLS, C=3.0),
+    WeightedSVM(CLS, kernel=RBF(gamma=0.5)),
+    EmpiricalRisk(CLS, SquaredHinge(), fit_intercept=False),
+    EmpiricalRisk(REG, PLQLoss(relu=[(0.5, -1.0)], rehu=[(-2.0, 0.0, 3.0)])),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: repr(m.loss))
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_every_statement_is_valid_latex(model, form):
+    latex = model.to_latex(form)
+    mathml = convert(r"\begin{gathered}" + latex + r"\end{gathered}")  # raises on bad LaTeX
+    assert mathml.startswith("<math")
+    assert "merror" not in mathml
+    assert f"{{{model.data.n_samples}}}" in latex  # the sum runs over the samples
+
+
+def test_the_loss_line_is_the_declared_pieces():
+    user = PLQLoss(relu=[(0.5, -1.0)], rehu=[(-2.0, 0.0, 3.0)])
+    latex = EmpiricalRisk(REG, user).to_latex()
+    assert r"\ell(a) = \max(0,\, 0.5a - 1) + \operatorname{rehu}_{3}(-2a)" in latex
+    assert r"\operatorname{rehu}_\tau(z)" in latex  # the definition comes with a ReHU piece
+    hinge = WeightedSVM(CLS, C=3.0).to_latex()
+    assert r"\max(0,\, 1 - a)" in hinge
+    assert r"3\,\sum" in hinge
+    assert r"a_i = y_i\,(x_i^\top w + b)" in hinge
+
+
+def test_the_dual_states_the_conjugate_domain_and_the_rows():
+    lad = LADRegression(REG).to_latex("dual")
+    assert r"\theta_i / c_i \in [-1, 1]" in lad
+    assert r"X^\top v = 0" in lad
+    assert r"\mathbf 1^\top v = 0" in lad
+    pinball = MODELS[1].to_latex("dual")
+    assert r"[-0.75, 0.25]" in pinball
+    assert r"\mathbf 1^\top v" not in pinball  # no intercept, no row
+    lasso = MODELS[3].to_latex("dual")
+    assert r"\lVert X^\top v\rVert_\infty \le 1" in lasso
+    assert r"c_i = C s_i" in lasso  # the weights are not all equal
+
+
+def test_notebooks_get_latex_and_models_without_a_statement_say_so():
+    assert LADRegression(REG)._repr_latex_().startswith("$$")
+    pu = PULearning(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, 1.0, 0.0])), prior=0.5)
+    assert pu._repr_latex_() is None
+    with pytest.raises(ModelError, match="per-sample losses"):
+        pu.to_latex()
+    s3vm = SemiSupervisedSVM(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, -1.0, 0.0])))
+    with pytest.raises(ModelError, match="no LaTeX"):
+        s3vm.to_latex()
+    with pytest.raises(ModelError, match="form"):
+        LADRegression(REG).to_latex("primal-dual")
+    with pytest.raises(ModelError, match="free margin"):
+        L2SVM(CLS).to_latex()
+
+
+def test_describe_lists_forms_layers_structures_and_drivers():
+    text = WeightedSVM(CLS).describe()
+    assert text.splitlines()[0] == "WeightedSVM: a QP on 4 samples x 2 features"
+    assert "drivers: direct, aid, smo" in text
+    assert "BoxQPDual" in text
