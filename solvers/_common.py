@@ -52,6 +52,7 @@ __all__ = [
     "cvxpy_raw_solution",
     "error_result",
     "finite_or_none",
+    "is_large",
     "lagrangian_bound",
     "matrix_quadratic",
     "matrix_raw_solution",
@@ -263,6 +264,22 @@ def run_stoppable(
     if kind == "error":
         return error_result(payload, clock(), solver)
     return payload
+
+
+#: Problems with at least this many nonzeros (``A`` and ``P``; cvxpy's scalar data) count as
+#: large: a solver's first factorization of them, during which it reads no signal, can take
+#: seconds, so back-ends that answer Ctrl-C themselves still solve them in a child process.
+LARGE_DATA = 1_000_000
+
+
+def is_large(formulation: Formulation) -> bool:
+    """Whether ``formulation`` has :data:`LARGE_DATA` nonzeros or more (matrix and cvxpy)."""
+    problem = formulation.problem
+    if isinstance(problem, MatrixProblem):
+        nnz = problem.A.nnz + (problem.P.nnz if problem.P is not None else 0)
+        return nnz >= LARGE_DATA
+    metrics = getattr(problem, "size_metrics", None)
+    return metrics is not None and int(metrics.num_scalar_data) >= LARGE_DATA
 
 
 def stoppable(

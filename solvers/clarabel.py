@@ -22,7 +22,9 @@ Common options (Clarabel setting names; ``solver_options`` are applied after the
                is killed past it (Clarabel's first factorization of a large KKT matrix, or
                cvxpy's compilation, comes before it reads its clock; see
                :func:`optframe.solvers._common.run_stoppable`), then with status
-               ``TIME_LIMIT`` and no point
+               ``TIME_LIMIT`` and no point. A large problem
+               (:data:`~optframe.solvers._common.LARGE_DATA` nonzeros) runs in a child without
+               a limit too, so that Ctrl-C stops it during that factorization
 ``threads``    ``max_threads``
 ``max_iter``   ``max_iter`` (interior-point iterations)
 ``verbose``    ``verbose``
@@ -62,6 +64,7 @@ from ._common import (
     RawOutcome,
     error_result,
     finite_or_none,
+    is_large,
     matrix_raw_solution,
     out_of_time,
     solve_cvxpy,
@@ -132,7 +135,7 @@ class ClarabelMatrixBackend(Backend):
             lambda: self._solve(formulation, options),
             options,
             "Clarabel",
-            always=False,
+            always=is_large(formulation),  # a long first factorization reads no signal
             preload=self.requires,
         )
 
@@ -258,5 +261,6 @@ class ClarabelCvxpyBackend(Backend):
             settings,
             read_raw,
             duals=formulation.problem_class in self.duals,
+            always=is_large(formulation),
             preload=self.requires,
         )

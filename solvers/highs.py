@@ -26,7 +26,9 @@ them, so they win):
 ``time_limit`` ``time_limit`` (seconds); under a limit the solve runs in a child process that
                is killed past it (loading a large model, or cvxpy's and Pyomo's builds, come
                before HiGHS reads its clock; see :func:`optframe.solvers._common.run_stoppable`),
-               then with status ``TIME_LIMIT`` and no point
+               then with status ``TIME_LIMIT`` and no point; a large matrix problem
+               (:data:`~optframe.solvers._common.LARGE_DATA` nonzeros) runs in a child without
+               a limit too, so that Ctrl-C stops it while HiGHS loads it
 ``threads``    ``threads``; HiGHS keeps one global thread pool, so it is reset
                (``Highs.resetGlobalScheduler``) before a solve that asks for a thread count
 ``max_iter``   ``simplex_iteration_limit``, ``ipm_iteration_limit``, ``qp_iteration_limit``,
@@ -79,6 +81,7 @@ from ._common import (
     RawOutcome,
     error_result,
     finite_or_none,
+    is_large,
     lagrangian_bound,
     matrix_quadratic,
     matrix_raw_solution,
@@ -329,7 +332,7 @@ class HighsMatrixBackend(Backend):
             lambda: self._solve(formulation, options),
             options,
             "HiGHS",
-            always=False,
+            always=is_large(formulation),  # loading a large model reads no signal
             preload=self.requires,
         )
 

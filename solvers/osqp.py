@@ -22,7 +22,8 @@ caller's mapping is never modified):
                so under a limit the solve runs in a child process that is killed past the
                limit (its set-up, a factorization of the KKT matrix, can take longer; see
                :func:`optframe.solvers._common.run_stoppable`), then with status ``TIME_LIMIT``
-               and no point
+               and no point. A large problem (:data:`~optframe.solvers._common.LARGE_DATA`
+               nonzeros) runs in a child without a limit too, so that Ctrl-C stops it
 ``threads``    ignored: OSQP's built-in linear algebra is single-threaded
 ``max_iter``   ``max_iter`` (ADMM iterations)
 ``verbose``    ``verbose``
@@ -64,6 +65,7 @@ from ._common import (
     RawOutcome,
     error_result,
     finite_or_none,
+    is_large,
     matrix_raw_solution,
     out_of_time,
     quiet,
@@ -139,7 +141,7 @@ class OsqpMatrixBackend(Backend):
             lambda: self._solve(formulation, options),
             options,
             "OSQP",
-            always=False,
+            always=is_large(formulation),  # a long first factorization reads no signal
             preload=self.requires,
         )
 
@@ -233,5 +235,6 @@ class OsqpCvxpyBackend(Backend):
             cvxpy_settings,
             read_raw,
             duals=formulation.problem_class in self.duals,
+            always=is_large(formulation),
             preload=self.requires,
         )
