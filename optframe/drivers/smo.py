@@ -146,6 +146,10 @@ class Stopping(Choice):
     PAPER = "paper"
 
 
+#: The fewest steps between two history records of a small problem (see ``check_every``).
+RECORD_MIN_STEPS = 100
+
+
 @register_driver
 @dataclass(frozen=True, eq=False)
 class SMO(Driver):
@@ -208,7 +212,9 @@ class SMO(Driver):
     warm_start : array, optional
         A feasible dual point to start from (default: the model's ``start``).
     check_every : int
-        Steps between history records, time-limit and callback checks.
+        Steps between history records, time-limit and callback checks, at most; a problem of
+        :math:`n` variables is also checked every :math:`\max(100, n/2)` steps, so a small one,
+        which converges in a few thousand steps, still draws its history.
     linear_steps : LinearSteps or {"weights", "rows"}
         The steps for the linear kernel. ``"weights"`` keeps :math:`w = \sum_j a_j x_j z_j`
         (dense, d values) and never forms a kernel row over all the variables: it solves working
@@ -464,11 +470,14 @@ class SMO(Driver):
         shrink_every = min(n, SHRINK_EVERY_WEIGHTS if through_w else SHRINK_EVERY_ROWS)
         parallel_ok = self.parallel_rows and threads > 1 and n >= PARALLEL_ROWS
         parallel = True if parallel_ok else core.SERIAL  # SERIAL: no parallel row code
+        # a small problem converges in fewer steps than check_every: records every n / 2 steps
+        # (at least RECORD_MIN_STEPS) draw its history; from 4,000 variables check_every rules
+        record_every = max(RECORD_MIN_STEPS, n // 2)
         pacer = Pacer(start, options.time_limit)
         if pacer.expired():  # the set-up used the time: no step
             status = Status.TIME_LIMIT
         while status is not Status.TIME_LIMIT:
-            budget = pacer.budget(min(self.check_every, max_iter - steps))
+            budget = pacer.budget(min(self.check_every, record_every, max_iter - steps))
             if budget <= 0:
                 break
             if through_w:

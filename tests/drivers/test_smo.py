@@ -555,3 +555,16 @@ def test_smo_on_binary_points_takes_the_same_steps_with_and_without_bits(monkeyp
     assert bits.stats["steps"] == columns.stats["steps"] > 1500
     np.testing.assert_array_equal(bits.solution["alpha"], columns.solution["alpha"])
     assert bits.status is of.Status.OPTIMAL
+
+
+def test_a_small_problem_draws_its_history_at_the_default_check_every():
+    """300 points converge in far fewer steps than check_every = 2000: records every n / 2."""
+    from optframe.data import load_dataset
+
+    data = load_dataset("a1a")
+    y = np.where(np.asarray(data.y)[:300] > 0, 1.0, -1.0)
+    model = WeightedSVM(Dataset(X=data.X[:300], y=y), C=1.0, kernel=RBF(gamma=0.05))
+    result = of.solve(model, SMO())
+    assert result.status is of.Status.OPTIMAL
+    assert result.iterations < SMO().check_every  # the old records: one per check_every steps
+    assert len({record.iteration for record in result.history}) >= 3  # steps apart
