@@ -268,8 +268,9 @@ def run_stoppable(
 
 #: Problems with at least this many nonzeros (``A`` and ``P``; cvxpy's scalar data) count as
 #: large: a solver's first factorization of them, during which it reads no signal, can take
-#: seconds, so back-ends that answer Ctrl-C themselves still solve them in a child process.
-LARGE_DATA = 1_000_000
+#: seconds, so back-ends that answer Ctrl-C themselves still solve them in a child process
+#: (Clarabel through cvxpy read Ctrl-C 1.5 s late on a knowledge-based SVM's 660,000 scalars).
+LARGE_DATA = 200_000
 
 
 def is_large(formulation: Formulation) -> bool:
