@@ -268,9 +268,11 @@ def run_stoppable(
 
 #: Problems with at least this many nonzeros (``A`` and ``P``; cvxpy's scalar data) count as
 #: large: a solver's first factorization of them, during which it reads no signal, can take
-#: seconds, so back-ends that answer Ctrl-C themselves still solve them in a child process
-#: (Clarabel through cvxpy read Ctrl-C 1.5 s late on a knowledge-based SVM's 660,000 scalars).
-LARGE_DATA = 200_000
+#: seconds, so back-ends that answer Ctrl-C themselves still solve them in a child process.
+#: Not lower: a child forked after the parent ran Clarabel's threads can wait for them forever
+#: (200,000 hung a Clarabel solve in the test suite), so smaller problems stay in this process
+#: and read Ctrl-C late (Clarabel through cvxpy: 1.2 to 1.9 s on 660,000 scalars).
+LARGE_DATA = 1_000_000
 
 
 def is_large(formulation: Formulation) -> bool:
