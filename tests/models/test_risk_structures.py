@@ -6,6 +6,7 @@ import pytest
 import optframe as of
 from optframe.capabilities import BoxQPDual, LinearBoxDual
 from optframe.data import Dataset, make_classification_svm, make_lad_set_a
+from optframe.kernels import RBF
 from optframe.losses import (
     Absolute,
     DoubleHinge,
@@ -117,8 +118,12 @@ def test_refusals_name_the_reason():
         of.solve(EmpiricalRisk(SVM, SquaredHinge()), "aid")
     with pytest.raises(of.IncompatibleDriver, match="penalty L2"):
         of.solve(EmpiricalRisk(SVM, Hinge(), penalty=L1()), "smo")
-    with pytest.raises(of.IncompatibleDriver, match="two-piece loss"):
-        of.solve(EmpiricalRisk(LAD, EpsilonInsensitive(0.2), fit_intercept=False), "dcd")
+    # a loss of three pieces reaches DCD through its PiecewiseBoxDual; a kernel does not
+    kernel_svr = EmpiricalRisk(
+        LAD, EpsilonInsensitive(0.2), fit_intercept=False, kernel=RBF(gamma=0.5)
+    )
+    with pytest.raises(of.IncompatibleDriver, match="linear kernel"):
+        of.solve(kernel_svr, "dcd")
     data = Dataset(X=LAD.X, y=LAD.y)
     with pytest.raises(of.IncompatibleDriver, match="equality row"):
         of.solve(EmpiricalRisk(data, Absolute()), "dcd")
