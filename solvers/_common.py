@@ -154,8 +154,18 @@ HARD_STOP_FRACTION = 0.05
 HARD_STOP_SECONDS = 0.25
 
 
+#: Whether this process is a child forked by :func:`run_stoppable` (a solver whose thread pool
+#: the parent started must then run on one thread: the pool's threads are not in the child).
+in_child = False
+
+#: cvxpy solver options a back-end module registers for its solves in a forked child.
+CHILD_SETTINGS: dict[str, dict[str, Any]] = {}
+
+
 def _child(work: Callable[[], BackendResult], pipe: int) -> None:
     # In the forked child: run the solve, send back its result (or its exception), never return.
+    global in_child
+    in_child = True
     code = 0
     try:
         # The parent answers Ctrl-C (it kills this process); a terminal's Ctrl-C reaches the
@@ -527,6 +537,8 @@ def _solve_cvxpy(
     duals: bool,
 ) -> BackendResult:
     clock = Clock()
+    if in_child:  # settings a back-end asks for in a forked child (its solve runs here)
+        solver_opts = {**solver_opts, **CHILD_SETTINGS.get(solver, {})}
     problem = formulation.problem
     cache = getattr(problem, "_solver_cache", None)
     if isinstance(cache, dict):

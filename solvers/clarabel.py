@@ -59,6 +59,7 @@ from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import register_backend
 from optframe.result import Status
 
+from . import _common
 from ._common import (
     Clock,
     RawOutcome,
@@ -92,6 +93,10 @@ CLARABEL_STATUS: dict[str, Status] = {
 }
 
 
+# Through cvxpy too (see clarabel_settings): one thread in a forked child.
+_common.CHILD_SETTINGS["CLARABEL"] = {"max_threads": 1}
+
+
 def clarabel_settings(options: SolveOptions) -> dict[str, Any]:
     """Map ``options`` to Clarabel settings (a new dict; ``solver_options`` applied last)."""
     settings: dict[str, Any] = {"verbose": bool(options.verbose)}
@@ -105,6 +110,11 @@ def clarabel_settings(options: SolveOptions) -> dict[str, Any]:
     if options.max_iter is not None:
         settings["max_iter"] = int(options.max_iter)
     settings.update(options.solver_options)
+    if _common.in_child:
+        # a child forked after this process ran Clarabel in parallel waited forever for the
+        # parent's thread pool, which the child does not have (a QP after a dense 1,500-variable
+        # one: stopped at its time limit); on one thread Clarabel uses no pool
+        settings["max_threads"] = 1
     return settings
 
 
