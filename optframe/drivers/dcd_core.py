@@ -53,6 +53,18 @@ def rng_state(seed: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
+def shuffle(index, active, x):
+    """Shuffle ``index[:active]`` in place (Fisher-Yates by xorshift64 from ``x``); new state."""
+    for s in range(active - 1, 0, -1):
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+        j = x % np.uint64(s + 1)
+        index[s], index[j] = index[j], index[s]
+    return x
+
+
+@numba.njit(cache=True)
 def run_epochs(
     indptr, indices, data, target, lower, upper, qd, alpha, w, index, state, budget, eps, shrinking,
     rng,
@@ -71,12 +83,7 @@ def run_epochs(
     code = 0
     x = rng[0]
     while epochs < budget:
-        for s in range(active - 1, 0, -1):
-            x ^= x << np.uint64(13)
-            x ^= x >> np.uint64(7)
-            x ^= x << np.uint64(17)
-            j = x % np.uint64(s + 1)
-            index[s], index[j] = index[j], index[s]
+        x = shuffle(index, active, x)
         pg_max = -INF
         pg_min = INF
         s = 0

@@ -27,6 +27,8 @@ import math
 import numba
 import numpy as np
 
+from optframe.drivers.dcd_core import shuffle, squared_row_norms
+
 INF = math.inf
 # state[] slots
 ACTIVE, PG_MAX_OLD, PG_MIN_OLD = 0, 1, 2
@@ -43,14 +45,7 @@ def row_norms(dense, indptr, data):
                 total += dense[i, j] * dense[i, j]
             out[i] = total
         return out
-    n = indptr.shape[0] - 1
-    out = np.zeros(n)
-    for i in range(n):
-        total = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            total += data[p] * data[p]
-        out[i] = total
-    return out
+    return squared_row_norms(indptr, data)
 
 
 @numba.njit(cache=True)
@@ -84,12 +79,7 @@ def run_piece_epochs(
     code = 0
     x = rng[0]
     while epochs < budget:
-        for s in range(active - 1, 0, -1):
-            x ^= x << np.uint64(13)
-            x ^= x >> np.uint64(7)
-            x ^= x << np.uint64(17)
-            j = x % np.uint64(s + 1)
-            index[s], index[j] = index[j], index[s]
+        x = shuffle(index, active, x)
         pg_max = -INF
         pg_min = INF
         s = 0
