@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -207,4 +207,36 @@ class BinaryClassifier(ClassifierMixin, OptframeEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = False
+        return tags
+
+
+class LinearRegressor(RegressorMixin, OptframeEstimator):
+    r"""Base of the linear regressors: ``coef_``, ``intercept_``, predictions, sparse input."""
+
+    def _fitted(self, result: Result, coef_key: str) -> None:
+        """Keep the solution's coefficients (under ``coef_key``) and intercept."""
+        self.coef_ = np.asarray(result.solution[coef_key], dtype=np.float64).reshape(-1)
+        self.intercept_ = float(np.ravel(result.solution["intercept"])[0])
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        r"""Predict :math:`x^\top w + b`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predictions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_, dtype=np.float64) + self.intercept_
+
+    def __sklearn_tags__(self) -> Any:
+        """Sparse input accepted."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
         return tags

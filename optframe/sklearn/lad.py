@@ -6,17 +6,15 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from numpy.typing import ArrayLike
 
 from optframe.data import Dataset
 from optframe.drivers.base import Driver
 
-from ._base import OptframeEstimator, check_bool, validate_data
+from ._base import LinearRegressor, check_bool, validate_data
 
 
-class LADRegressor(RegressorMixin, OptframeEstimator):
+class LADRegressor(LinearRegressor):
     r"""Least absolute deviation (median) regression, solved by optframe.
 
     .. math::
@@ -107,29 +105,5 @@ class LADRegressor(RegressorMixin, OptframeEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         data = Dataset(X=X, y=y, sample_weight=self._sample_weight(sample_weight, X))
         result = self._solve(LADRegression(data, fit_intercept=fit_intercept))
-        self.coef_ = np.asarray(result.solution["beta"], dtype=np.float64).reshape(-1)
-        self.intercept_ = float(np.ravel(result.solution["intercept"])[0])
+        self._fitted(result, "beta")
         return self
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        r"""Predict :math:`x^\top\beta + b`.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predictions.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_, dtype=np.float64) + self.intercept_
-
-    def __sklearn_tags__(self) -> Any:
-        """Sparse input accepted."""
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

@@ -6,18 +6,16 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from numpy.typing import ArrayLike
 
 from optframe.data import Dataset
 from optframe.drivers.base import Driver
 from optframe.validation import check_number as validate_number
 
-from ._base import OptframeEstimator, check_bool, check_number, validate_data
+from ._base import LinearRegressor, check_bool, check_number, validate_data
 
 
-class QuantileRegressor(RegressorMixin, OptframeEstimator):
+class QuantileRegressor(LinearRegressor):
     r"""Linear quantile regression with an L1 penalty, solved and certified by optframe.
 
     scikit-learn's :class:`sklearn.linear_model.QuantileRegressor` problem, with its names:
@@ -148,29 +146,5 @@ class QuantileRegressor(RegressorMixin, OptframeEstimator):
             fit_intercept=fit_intercept,
         )
         result = self._solve(model)
-        self.coef_ = np.asarray(result.solution["w"], dtype=np.float64).reshape(-1)
-        self.intercept_ = float(np.ravel(result.solution["intercept"])[0])
+        self._fitted(result, "w")
         return self
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        r"""Predict the conditional quantile :math:`x^\top w + b`.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predictions.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_, dtype=np.float64) + self.intercept_
-
-    def __sklearn_tags__(self) -> Any:
-        """Sparse input accepted."""
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
