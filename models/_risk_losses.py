@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.errors import ModelError
-from optframe.losses import PLQLoss
+from optframe.losses import PLQLoss, SmoothLoss, check_smooth_loss
 
 
 class SampleLosses:
@@ -62,6 +62,11 @@ class SampleLosses:
     def is_classification(self) -> bool:
         """Whether the arguments are margins (every loss has the same kind)."""
         return self.losses[0].is_classification
+
+    @property
+    def is_smooth(self) -> bool:
+        """Whether the loss is a :class:`~optframe.losses.SmoothLoss` (logistic): one loss."""
+        return isinstance(self.losses[0], SmoothLoss)
 
     @property
     def is_piecewise_linear(self) -> bool:
@@ -136,7 +141,9 @@ def _loss_hint(loss: Any) -> str:
     for name in losses.__all__:
         if name.lower() == key and name not in ("PLQLoss", "LinearLoss"):
             return f" (a name is not a loss: write {name}())"
-    if key in ("logistic", "log", "logloss", "squared", "squarederror", "exponential"):
+    if key in ("logistic", "log", "logloss"):
+        return " (a name is not a loss: write Logistic())"
+    if key in ("squared", "squarederror", "exponential"):
         return (
             f" ({loss!r} is smooth but not piecewise linear-quadratic, so optframe has no exact "
             "dual for it; the nearest it has are SquaredHinge() for classification and "
@@ -159,12 +166,15 @@ def loss_kind(loss: Any, model: str) -> str:
     """
     if isinstance(loss, PLQLoss):
         return loss.kind
+    if isinstance(loss, SmoothLoss):
+        return check_smooth_loss(loss, model).kind
     if not isinstance(loss, Mapping) or not loss:
         raise ModelError(
             f"{model}: loss must be a convex piecewise linear-quadratic loss, an instance of "
             "optframe.losses.PLQLoss: Hinge(), SquaredHinge(), DoubleHinge() for "
             "classification, Absolute(), Pinball(tau), EpsilonInsensitive(epsilon), Huber(delta) "
-            "for regression, PLQLoss(relu=..., rehu=...) for another, or a mapping from the "
+            "for regression, PLQLoss(relu=..., rehu=...) for another, a smooth loss "
+            "(optframe.losses.SmoothLoss: Logistic()), or a mapping from the "
             f"labels +1 and -1 to such losses; got {loss!r}{_loss_hint(loss)}"
         )
     for key, value in loss.items():
@@ -194,7 +204,7 @@ def sample_losses(loss: Any, labels: NDArray[np.float64], model: str) -> SampleL
         If a label in ``labels`` has no loss in the mapping.
     """
     n = int(labels.size)
-    if isinstance(loss, PLQLoss):
+    if isinstance(loss, PLQLoss | SmoothLoss):
         return SampleLosses((loss,), np.zeros(n, dtype=np.intp))
     group = np.full(n, -1, dtype=np.intp)
     losses = []

@@ -37,6 +37,15 @@ class ModelError(OptframeError, ValueError):
     """Invalid model parameters (for example ``C <= 0``) or an unknown modeling layer."""
 
 
+class LossContractError(ModelError):
+    """A smooth loss that breaks its contract (value, derivative, conjugate and its domain).
+
+    Raised by :func:`optframe.losses.check_smooth_loss` when a declared value, derivative or
+    conjugate is not finite, not convex, or violates the Fenchel-Young inequality at a sample
+    point: a conjugate that is too small would make the certificate's bound invalid.
+    """
+
+
 class IncompatibleDriver(OptframeError, TypeError):
     """The driver needs mathematical structure that the model does not offer."""
 

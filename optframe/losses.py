@@ -525,6 +525,263 @@ class Huber(PLQLoss):
         return f"Huber(delta={self.delta!r})"
 
 
+# ------------------------------------------------------------------------------ smooth losses
+class SmoothLoss:
+    r"""The contract of a smooth convex loss: value, derivative, conjugate and its domain.
+
+    A subclass sets ``kind`` (``"classification"``: :math:`a` is the margin :math:`y f(x)`;
+    ``"regression"``: the residual) and implements
+
+    * :meth:`value` :math:`\ell(a)` and :meth:`derivative` :math:`\ell'(a)`, elementwise and
+      finite for every finite :math:`a`;
+    * :meth:`second_derivative` :math:`\ell''(a) \ge 0` (coordinate Newton steps);
+    * :meth:`conjugate` :math:`\ell^*(\beta) = \sup_a \beta a - \ell(a)`, finite on
+      :attr:`conjugate_domain` ``(lo, hi)`` (a closed interval that holds every
+      :math:`\ell'(a)`), ``inf`` outside;
+    * optionally :meth:`cvxpy`, the loss as a CVXPY expression of an affine argument (the
+      ``"cvxpy"`` layer of :class:`~optframe.models.EmpiricalRisk` needs it).
+
+    The certificate rests on the Fenchel-Young inequality
+    :math:`\ell(a) + \ell^*(\beta) \ge \beta a`: a conjugate that is too small would give a
+    bound above the optimum. :func:`check_smooth_loss` tests the contract at sample points
+    (values finite, derivative non-decreasing and inside the domain, Fenchel-Young with
+    equality at :math:`\beta = \ell'(a)` and as an inequality elsewhere) and raises
+    :class:`~optframe.errors.LossContractError` naming what fails; models check every smooth
+    loss they are given. The members the piecewise machinery reads (kinks, pieces) have their
+    smooth answers here: no kinks, no pieces, no affine part.
+    """
+
+    kind: str = "classification"
+
+    # ---------------------------------------------------------------- what a subclass defines
+    def value(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell(a)`, elementwise."""
+        raise NotImplementedError
+
+    def derivative(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell'(a)`, elementwise."""
+        raise NotImplementedError
+
+    def second_derivative(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell''(a)`, elementwise."""
+        raise NotImplementedError
+
+    def conjugate(self, beta: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\ell^*(\beta)`, elementwise; ``inf`` off :attr:`conjugate_domain`."""
+        raise NotImplementedError
+
+    @property
+    def conjugate_domain(self) -> tuple[float, float]:
+        r"""The closed interval where :math:`\ell^*` is finite."""
+        raise NotImplementedError
+
+    def cvxpy(self, a: Any) -> Any:
+        """The loss of the affine CVXPY expression ``a``, elementwise (None: not stated)."""
+        return None
+
+    # ------------------------------------------------- the piecewise members, smooth answers
+    @property
+    def is_smooth(self) -> bool:
+        """Always True (a :class:`PLQLoss` has no such attribute)."""
+        return True
+
+    @property
+    def is_classification(self) -> bool:
+        """Whether :math:`a` is the margin :math:`y f(x)` (labels in {-1, +1})."""
+        return self.kind == "classification"
+
+    @property
+    def is_piecewise_linear(self) -> bool:
+        """False: a smooth loss is not piecewise linear."""
+        return False
+
+    @property
+    def is_linear(self) -> bool:
+        """False: a smooth loss is not affine."""
+        return False
+
+    @property
+    def affine_slope(self) -> float:
+        """0: no affine part."""
+        return 0.0
+
+    @property
+    def relu_pieces(self) -> list[tuple[float, float]]:
+        """No ReLU pieces."""
+        return []
+
+    @property
+    def rehu_pieces(self) -> list[tuple[float, float, float]]:
+        """No ReHU pieces."""
+        return []
+
+    @property
+    def linear_pieces(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """ModelError: a smooth loss has no linear pieces."""
+        raise ModelError(f"{self!r} is smooth: it is not piecewise linear")
+
+    def subdifferential(self, a: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r""":math:`(\ell'(a), \ell'(a))`: both one-sided derivatives agree."""
+        d = self.derivative(a)
+        return d, d.copy()
+
+    def kink_distance(self, a: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(inf, nan)``: no kinks."""
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        return np.full(a.shape, np.inf), np.full(a.shape, np.nan)
+
+    def kinks(self, a: ArrayLike, tol: float = 0.0) -> NDArray[np.bool_]:
+        """All False: no kinks."""
+        return np.zeros(np.atleast_1d(np.asarray(a)).shape, dtype=bool)
+
+    def zero_set(self) -> tuple[float, float] | None:
+        """None: a smooth loss used here is positive everywhere (logistic)."""
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self)))
+
+
+#: The margins or residuals at which :func:`check_smooth_loss` tests a loss.
+CONTRACT_POINTS = np.array([-40.0, -8.0, -2.0, -0.5, 0.0, 0.3, 1.0, 3.0, 10.0, 40.0])
+
+
+def check_smooth_loss(loss: Any, owner: str) -> SmoothLoss:
+    r"""``loss`` if it meets the :class:`SmoothLoss` contract at sample points, else an error.
+
+    Tested at :data:`CONTRACT_POINTS` :math:`a_k` and at :math:`\beta` on a grid of the domain:
+    ``kind`` is known; the domain is a pair ``lo <= hi``; :math:`\ell(a_k)`, :math:`\ell'(a_k)`
+    are finite, :math:`\ell'` is non-decreasing and inside the domain, :math:`\ell'' \ge 0`;
+    :math:`\ell(a) + \ell^*(\ell'(a)) = a\ell'(a)` (Fenchel-Young's equality, to a relative
+    1e-7) and :math:`\ell(a) + \ell^*(\beta) \ge \beta a` on the grid (its inequality; a
+    conjugate below it would make the dual bound invalid).
+
+    Raises
+    ------
+    LossContractError
+        Naming the first property that fails.
+    """
+    from optframe.errors import LossContractError
+
+    name = f"{owner}: the smooth loss {loss!r}"
+    if not isinstance(loss, SmoothLoss):
+        raise LossContractError(f"{name} is not a SmoothLoss instance")
+    if loss.kind not in KINDS:
+        raise LossContractError(f"{name} has kind {loss.kind!r}; it must be one of {KINDS}")
+    try:
+        lo, hi = (float(x) for x in loss.conjugate_domain)
+        a = CONTRACT_POINTS
+        value = np.asarray(loss.value(a), dtype=np.float64)
+        slope = np.asarray(loss.derivative(a), dtype=np.float64)
+        curvature = np.asarray(loss.second_derivative(a), dtype=np.float64)
+        at_slope = np.asarray(loss.conjugate(slope), dtype=np.float64)
+        betas = np.linspace(max(lo, -1e6), min(hi, 1e6), 9) if lo <= hi else np.zeros(0)
+        grid = np.asarray(loss.conjugate(betas), dtype=np.float64)
+    except (NotImplementedError, TypeError, ValueError, ArithmeticError) as error:
+        raise LossContractError(
+            f"{name} does not evaluate its contract: {type(error).__name__}: {error}"
+        ) from None
+    if not lo <= hi:
+        raise LossContractError(f"{name} has the conjugate domain ({lo}, {hi}): need lo <= hi")
+    shapes = {x.shape for x in (value, slope, curvature, at_slope)}
+    if shapes != {a.shape} or grid.shape != betas.shape:
+        raise LossContractError(f"{name} must evaluate elementwise (shape {a.shape})")
+    if not (np.all(np.isfinite(value)) and np.all(np.isfinite(slope))):
+        raise LossContractError(f"{name} has a value or a derivative that is not finite")
+    if np.any(np.diff(slope) < -1e-12 * (1.0 + np.abs(slope[1:]))) or np.any(curvature < 0):
+        raise LossContractError(f"{name} is not convex: its derivative decreases")
+    slack = 1e-12 * (1.0 + np.abs(slope))
+    if np.any(slope < lo - slack) or np.any(slope > hi + slack):
+        raise LossContractError(
+            f"{name}: its derivative leaves the conjugate domain [{lo:g}, {hi:g}]"
+        )
+    scale = 1.0 + np.abs(value) + np.abs(a * slope)
+    if not np.all(np.abs(value + at_slope - a * slope) <= 1e-7 * scale):
+        raise LossContractError(
+            f"{name}: value + conjugate(derivative) != a * derivative (Fenchel-Young's equality)"
+        )
+    gap = value[:, None] + grid[None, :] - a[:, None] * betas[None, :]
+    if not np.all(gap >= -1e-9 * (1.0 + np.abs(a[:, None] * betas[None, :]))):
+        raise LossContractError(
+            f"{name}: its conjugate is below beta * a - loss(a) somewhere on its domain "
+            "(Fenchel-Young's inequality); a bound built on it would be invalid"
+        )
+    return loss
+
+
+class Logistic(SmoothLoss):
+    r"""The logistic loss :math:`\log(1 + e^{-a})` of the margin :math:`a = y f(x)`.
+
+    :math:`\ell'(a) = -\sigma(-a)`, :math:`\ell''(a) = \sigma(a)\sigma(-a)` with
+    :math:`\sigma(t) = 1/(1 + e^{-t})`; evaluated as ``logaddexp(0, -a)`` and ``expit``, so no
+    margin overflows. Its conjugate is the binary entropy of :math:`q = -\beta`,
+
+    .. math::
+
+        \ell^*(\beta) = q\log q + (1 - q)\log(1 - q), \qquad q = -\beta \in [0, 1],
+
+    with :math:`0\log 0 = 0` (``inf`` off :math:`[-1, 0]`). With the ridge penalty its dual is
+    LIBLINEAR's ``-s 7`` (Yu, Huang and Lin 2011): see
+    :class:`~optframe.capabilities.EntropyBoxDual`.
+
+    Examples
+    --------
+    >>> loss = Logistic()
+    >>> [round(float(x), 6) for x in loss.value([-800.0, 0.0, 800.0])]
+    [800.0, 0.693147, 0.0]
+    >>> float(loss.conjugate(-0.5)[0]) == math.log(0.5)
+    True
+    """
+
+    kind = "classification"
+
+    def value(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\log(1 + e^{-a})`, as ``logaddexp(0, -a)``."""
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        return np.logaddexp(0.0, -a)
+
+    def derivative(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`-\sigma(-a) = -1/(1 + e^{a})`, in :math:`[-1, 0]`."""
+        from scipy.special import expit
+
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        return -expit(-a)
+
+    def second_derivative(self, a: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`\sigma(a)\sigma(-a)`."""
+        from scipy.special import expit
+
+        a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+        return expit(a) * expit(-a)
+
+    def conjugate(self, beta: ArrayLike) -> NDArray[np.float64]:
+        r""":math:`q\log q + (1 - q)\log(1 - q)` at :math:`q = -\beta`; ``inf`` off [-1, 0]."""
+        from scipy.special import xlogy
+
+        beta = np.atleast_1d(np.asarray(beta, dtype=np.float64))
+        q = -beta
+        inside = (q >= 0.0) & (q <= 1.0)
+        qc = np.clip(q, 0.0, 1.0)
+        return np.where(inside, xlogy(qc, qc) + xlogy(1.0 - qc, 1.0 - qc), np.inf)
+
+    @property
+    def conjugate_domain(self) -> tuple[float, float]:
+        """[-1, 0]: the derivative's range (closed, with the entropy's limits at its ends)."""
+        return (-1.0, 0.0)
+
+    def cvxpy(self, a: Any) -> Any:
+        r"""``cp.logistic(-a)`` (:math:`\log(1 + e^{-a})`, an exponential-cone atom)."""
+        import cvxpy as cp
+
+        return cp.logistic(-a)
+
+    def __repr__(self) -> str:
+        return "Logistic()"
+
+
 __all__ = [
     "Absolute",
     "DoubleHinge",
@@ -532,7 +789,10 @@ __all__ = [
     "Hinge",
     "Huber",
     "LinearLoss",
+    "Logistic",
     "PLQLoss",
     "Pinball",
+    "SmoothLoss",
     "SquaredHinge",
+    "check_smooth_loss",
 ]

@@ -43,11 +43,19 @@ class ProblemClass(enum.Enum):
     QP = "QP"
     MILP = "MILP"
     MIQP = "MIQP"
+    #: A convex cone program with exponential cones (and linear rows, second-order cones):
+    #: smooth losses such as the logistic, stated with ``cvxpy.logistic``.
+    EXP = "EXP"
 
     @property
     def is_integer(self) -> bool:
         """Whether the problem has integer variables."""
         return self in (ProblemClass.MILP, ProblemClass.MIQP)
+
+    @property
+    def is_conic(self) -> bool:
+        """Whether the problem needs a cone beyond the quadratic (exponential cone: EXP)."""
+        return self is ProblemClass.EXP
 
 
 @dataclass(frozen=True, eq=False)

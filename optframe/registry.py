@@ -97,7 +97,7 @@ def drivers() -> dict[str, type]:
 
 
 def default_solver(problem_class: ProblemClass) -> str:
-    """Return the reference solver of a class: LP, MILP -> HiGHS; QP -> Clarabel; MIQP -> SCIP."""
+    """The reference solver of a class: LP, MILP -> HiGHS; QP, EXP -> Clarabel; MIQP -> SCIP."""
     from optframe.model import ProblemClass
 
     return {
@@ -105,6 +105,7 @@ def default_solver(problem_class: ProblemClass) -> str:
         ProblemClass.MILP: "highs",
         ProblemClass.QP: "clarabel",
         ProblemClass.MIQP: "scip",
+        ProblemClass.EXP: "clarabel",
     }[problem_class]
 
 

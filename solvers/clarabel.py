@@ -240,8 +240,13 @@ class ClarabelCvxpyBackend(Backend):
 
     solver: ClassVar[str] = "clarabel"
     layer: ClassVar[str] = "cvxpy"
-    supports: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
-    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
+    # EXP: cvxpy hands Clarabel its exponential cones (cvxpy's SCIP interface takes none)
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP}
+    )
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset(
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP}
+    )
     requires: ClassVar[tuple[str, ...]] = ("cvxpy", "clarabel")
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
