@@ -242,6 +242,14 @@ def build_cvxpy(model: EmpiricalRisk) -> tuple[Any, dict, dict]:
     single = model.losses.single is not None
     for part, index in model.losses.parts():  # each sample's own loss (one part: all samples)
         a_i, c_i = (a, c) if single else (a[index], c[index])
+        if getattr(part, "is_smooth", False):  # a SmoothLoss states its own atom (logistic)
+            expression = part.cvxpy(a_i)
+            if expression is None:
+                from optframe.errors import ModelError
+
+                raise ModelError(f"{model.name}: the smooth loss {part!r} states no cvxpy form")
+            terms.append(c_i @ expression)
+            continue
         for u, v in part.relu_pieces:
             terms.append(c_i @ cp.pos(u * a_i + v))
         for s, t, tau in part.rehu_pieces:

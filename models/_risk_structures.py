@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.capabilities import BoxQPDual, LinearBoxDual, PiecewiseBoxDual
+from optframe.capabilities import BoxQPDual, EntropyBoxDual, LinearBoxDual, PiecewiseBoxDual
 from optframe.duality import match_sum
 
 from ._box_dual import FixedSampleDual
@@ -180,6 +180,30 @@ def piecewise_box_dual(model: EmpiricalRisk) -> PiecewiseBoxDual:
         target=target,
         upper=upper,
         diagonal=diagonal,
+        primal_value=primal_value,
+        recover=recover,
+    )
+
+
+def entropy_box_dual(model: EmpiricalRisk) -> EntropyBoxDual:
+    r"""The :class:`EntropyBoxDual` of the logistic loss under the ridge penalty, no intercept.
+
+    :math:`g = y`, :math:`U = c` (the costs :math:`C s_i`); the model's :math:`\alpha = -\theta`
+    is the structure's :math:`\alpha`, in :math:`[0, c_i]` (:func:`solution_from_alpha`).
+    """
+    c = model.costs
+
+    def recover(alpha: NDArray[np.float64]) -> dict[str, Any]:
+        return solution_from_alpha(model, alpha, intercept=False)
+
+    def primal_value(w: NDArray[np.float64]) -> float:
+        a = model.argument(w, 0.0)
+        return 0.5 * float(w @ w) + float(c @ model.losses.value(a))
+
+    return EntropyBoxDual(
+        X=model.data.X,
+        coef=np.asarray(model.slope, dtype=np.float64).copy(),
+        upper=c.copy(),
         primal_value=primal_value,
         recover=recover,
     )

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import (
     BoxQPDual,
+    EntropyBoxDual,
     LinearBoxDual,
     PiecewiseBoxDual,
     PiecewiseLinearSampleLoss,
@@ -55,7 +56,13 @@ from ._risk_margin import (
     simplex_qp,
     simplex_qp_refusal,
 )
-from ._risk_structures import box_qp_dual, linear_box_dual, piecewise_box_dual, signs
+from ._risk_structures import (
+    box_qp_dual,
+    entropy_box_dual,
+    linear_box_dual,
+    piecewise_box_dual,
+    signs,
+)
 
 #: Relative distances to a kink within which a sample counts as on it, one certificate
 #: candidate each (see :meth:`EmpiricalRisk.dual_bound`).
@@ -234,6 +241,7 @@ class EmpiricalRisk(Model):
         LinearBoxDual,
         PiecewiseBoxDual,
         SimplexQP,
+        EntropyBoxDual,
     )
 
     data: Dataset
@@ -281,7 +289,11 @@ class EmpiricalRisk(Model):
             self._check_bounded()
         self._check_options()
         linear = losses.is_piecewise_linear and not self._penalty.is_quadratic
-        object.__setattr__(self, "problem_class", ProblemClass.LP if linear else ProblemClass.QP)
+        kind_ = ProblemClass.LP if linear else ProblemClass.QP
+        if losses.is_smooth:
+            self._check_smooth()
+            kind_ = ProblemClass.EXP
+        object.__setattr__(self, "problem_class", kind_)
         object.__setattr__(self, "is_classifier", kind == "classification")
 
     def _check_bounded(self) -> None:
@@ -301,6 +313,20 @@ class EmpiricalRisk(Model):
                 f"intercept lower the objective without end (the multipliers sum to [{low:.6g}, "
                 f"{high:.6g}], which misses 0). Raise the weight of the samples whose loss grows "
                 "with the intercept, or use fit_intercept=False."
+            )
+
+    def _check_smooth(self) -> None:
+        """ModelError on what a smooth loss (logistic) is not stated for: kernels, the options."""
+        if not self.is_linear:
+            raise ModelError(
+                f"{self.name}: the smooth loss {self.loss!r} is stated for the linear model; got "
+                f"the kernel {self._kernel!r} (use kernel=None)"
+            )
+        if self.extended:
+            raise ModelError(
+                f"{self.name}: the smooth loss {self.loss!r} is stated without free_margin or "
+                "penalize_intercept; for a penalized intercept append a constant feature and "
+                "use fit_intercept=False"
             )
 
     def _check_options(self) -> None:
@@ -548,6 +574,8 @@ class EmpiricalRisk(Model):
 
     def _refusal(self, kind: type[Structure]) -> str | None:
         loss, pen = self.loss, self._penalty
+        if self._losses.is_smooth or kind is EntropyBoxDual:
+            return self._smooth_refusal(kind)
         if self.per_sample and kind is not BoxQPDual:
             return (
                 f"{kind.__name__} is derived for one loss without an affine part; got {loss!r} "
@@ -611,6 +639,27 @@ class EmpiricalRisk(Model):
             return f"the box dual needs a two-piece loss that is 0 at its kink; got {loss!r}"
         return None
 
+    def _smooth_refusal(self, kind: type[Structure]) -> str | None:
+        """Why a smooth loss does not offer ``kind``, or a PLQ loss the EntropyBoxDual."""
+        from optframe.losses import Logistic
+
+        if not self._losses.is_smooth or not isinstance(self.loss, Logistic):
+            return f"EntropyBoxDual is the dual of the logistic loss Logistic(); got {self.loss!r}"
+        if kind is not EntropyBoxDual:
+            return (
+                f"{kind.__name__} is derived for piecewise linear-quadratic losses; the smooth "
+                f"loss {self.loss!r} offers EntropyBoxDual"
+            )
+        pen = self._penalty
+        if (pen.l1, pen.l2) != (0.0, 1.0):
+            return f"EntropyBoxDual is the dual under the penalty L2(); got {self.penalty!r}"
+        if self.fit_intercept:
+            return (
+                "fit_intercept=True adds the equality row 1'v = 0 to the dual, which coordinate "
+                "steps cannot keep; use fit_intercept=False and, if wanted, a constant feature"
+            )
+        return None
+
     def _piecewise_box_refusal(self) -> str | None:
         pen = self._penalty
         if (pen.l1, pen.l2) != (0.0, 1.0):
@@ -625,6 +674,8 @@ class EmpiricalRisk(Model):
         return None
 
     def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is EntropyBoxDual:
+            return entropy_box_dual(self)
         if kind is PiecewiseBoxDual:
             return piecewise_box_dual(self)
         if kind is SimplexQP:
@@ -756,6 +807,17 @@ class EmpiricalRisk(Model):
 
     def form_refusal(self, layer: str, form: str) -> str | None:
         """Why ``form`` in ``layer`` is not offered by this instance, or ``None``."""
+        if self._losses.is_smooth:
+            if layer != "cvxpy":
+                return (
+                    f"the {layer} layer states LPs and QPs; the smooth loss {self.loss!r} needs "
+                    "the exponential cone: use the cvxpy layer (cvxpy:clarabel)"
+                )
+            if form == "dual":
+                return (
+                    f"the dual form is stated for PLQ losses; with {self.loss!r} solve the primal "
+                    "(its certificate is the Fenchel dual with the loss's conjugate)"
+                )
         if self.extended and (form == "dual" or not self.is_linear):
             return (
                 f"with a free margin or a penalized intercept the {layer} layer states the "

@@ -15,6 +15,7 @@ an instance whose parameters rule one out says why in
 * :class:`SimplexQP`: a kernel quadratic on the unit simplex (FrankWolfe, CoreVectorMachine);
 * :class:`LinearBoxDual`: a linear model's dual over a box, without equality row (DCD, the
   screening rules of :mod:`optframe.screening`);
+* :class:`EntropyBoxDual`: the logistic loss's dual over a box, with binary-entropy terms (DCD);
 * :class:`PiecewiseLinearSampleLoss`: a sum of piecewise-linear per-sample losses
   (AggregateDisaggregate);
 * :class:`ElasticNetKnowledge`: the elastic-net hinge loss with knowledge penalties, split into
@@ -473,6 +474,87 @@ class PiecewiseBoxDual(Structure):
         )
 
 
+# --- the logistic loss's dual: one variable per sample, binary-entropy terms (Yu et al.) -------
+@dataclass(frozen=True, eq=False)
+class EntropyBoxDual(Structure):
+    r"""A linear model's dual whose per-sample conjugate is the binary entropy (the logistic).
+
+    The primal (L2-regularized logistic regression without intercept, each sample's weight in
+    :math:`U_i`) and its dual (Yu, Huang and Lin 2011; LIBLINEAR ``-s 7``) are
+
+    .. math::
+
+        P(w) = \tfrac12\lVert w\rVert^2 + \sum_i U_i \log\bigl(1 + e^{-\langle w, z_i\rangle}
+        \bigr), \qquad z_i = g_i x_i,
+
+        D(\alpha) = -\tfrac12\lVert Z^\top\alpha\rVert^2 - \sum_i \bigl(\alpha_i\log\alpha_i
+        + (U_i - \alpha_i)\log(U_i - \alpha_i) - U_i\log U_i\bigr),
+        \qquad 0 \le \alpha \le U, \qquad w = Z^\top\alpha,
+
+    with :math:`0\log 0 = 0`, so :math:`D(\alpha) \le P(w)` for every :math:`\alpha` in the box
+    and every :math:`w` (weak duality: Fenchel-Young's inequality for the entropy, the
+    logistic's conjugate), with equality at the optimum, where
+    :math:`\alpha_i = U_i\sigma(-\langle w, z_i\rangle)` lies strictly inside the box. Samples
+    with :math:`U_i = 0` keep :math:`\alpha_i = 0`.
+
+    Parameters
+    ----------
+    X : array (n, m) or sparse
+        The samples' features (a column of the intercept's value appended when the intercept is
+        a penalized feature).
+    coef : array (n,)
+        :math:`g_i` (the labels in {-1, +1}).
+    upper : array (n,)
+        :math:`U_i \ge 0` (the model's :math:`C s_i`).
+    primal_value : callable ``w -> float``
+        :math:`P(w)`, the model's objective at :math:`w`.
+    recover : callable ``alpha -> solution``
+        The model's solution at a dual point.
+    """
+
+    X: Any
+    coef: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    primal_value: Callable[[NDArray[np.float64]], float] = field(repr=False)
+    recover: Callable[[NDArray[np.float64]], Recovered] = field(repr=False)
+
+    @property
+    def size(self) -> int:
+        """Number of dual variables (one per sample)."""
+        return int(self.upper.shape[0])
+
+    def weights(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+        r""":math:`w = Z^\top\alpha = X^\top (g \odot \alpha)`."""
+        return np.asarray(self.X.T @ (self.coef * alpha), dtype=np.float64).reshape(-1)
+
+    def entropy(
+        self, alpha: NDArray[np.float64], complement: NDArray[np.float64] | None = None
+    ) -> float:
+        r"""The entropy terms of :math:`-D`, with :math:`0\log 0 = 0`.
+
+        :math:`\sum_i \alpha_i\log\alpha_i + (U_i - \alpha_i)\log(U_i - \alpha_i) -
+        U_i\log U_i`; ``complement`` is :math:`U - \alpha` kept apart (exact near :math:`U`).
+        """
+        from scipy.special import xlogy
+
+        alpha = np.clip(alpha, 0.0, self.upper)
+        rest = self.upper - alpha if complement is None else np.clip(complement, 0.0, self.upper)
+        return float(
+            np.sum(xlogy(alpha, alpha) + xlogy(rest, rest) - xlogy(self.upper, self.upper))
+        )
+
+    def dual_value(
+        self,
+        alpha: NDArray[np.float64],
+        w: NDArray[np.float64] | None = None,
+        complement: NDArray[np.float64] | None = None,
+    ) -> float:
+        r""":math:`D(\alpha)` (``alpha`` is clipped into the box: the value is a bound)."""
+        alpha = np.clip(alpha, 0.0, self.upper)
+        w = self.weights(alpha) if w is None else w
+        return -0.5 * float(w @ w) - self.entropy(alpha, complement)
+
+
 # --- a sum of piecewise-linear per-sample losses (AID) ------------------------------------------
 @runtime_checkable
 class SampleSeparableModel(Protocol):
@@ -707,6 +789,7 @@ __all__ = [
     "CertifiedBound",
     "ChunkedSamples",
     "ElasticNetKnowledge",
+    "EntropyBoxDual",
     "LinearBoxDual",
     "PiecewiseLinearSampleLoss",
     "SampleSeparableModel",
