@@ -55,7 +55,8 @@ class Pacer:
         interval: float = INTERVAL,
         probe: int = PROBE,
     ) -> None:
-        self.deadline = None if time_limit is None else start + float(time_limit)
+        self.end = None if time_limit is None else start + float(time_limit)
+        self.deadline = self.end  # the end less the time reserved for the work after the loop
         self.interval = interval
         self.probe = probe
         self.rate: float | None = None  # seconds per step in the last chunk
@@ -83,6 +84,16 @@ class Pacer:
         # at most twice the last chunk: steps can get dearer (cache misses), and a rate measured
         # on a short chunk is checked again on one not much longer before it is trusted
         return max(1, min(wanted, 2 * self._steps, int(target / self.rate)))
+
+    def reserve(self, seconds: float) -> None:
+        """Keep ``seconds`` before the end of the time limit for the work after the loop.
+
+        The loop's chunks then end ``seconds`` before ``start + time_limit`` (the final
+        gradient, the solution and its certificate fit in the limit). A driver calls it again
+        as its estimate of that work changes (it grows with the support).
+        """
+        if self.end is not None:
+            self.deadline = self.end - max(0.0, float(seconds))
 
     def done(self, steps: int) -> None:
         """Record that the chunk started by the last :meth:`budget` call ran ``steps`` steps."""
