@@ -21,7 +21,9 @@ The status is then decided by one rule for every driver and back-end:
 where the last term is the model's documented magnitude (:meth:`Model.gap_scale`), so a tiny
 objective is never turned into an absolute test. A driver's or a solver's "optimal" that the
 certificate cannot prove becomes ``CONVERGED``, its own words kept in ``stats``. Limits keep their
-status. Mixed-integer models keep their solver's branch-and-bound bound (it is not a dual point).
+status. Mixed-integer models keep their solver's branch-and-bound bound (it is not a dual point),
+unless the model doubts it on its data (:meth:`Model.solver_bound_doubt`): the bound is then
+withheld and the reason kept in ``stats["bound_withheld"]``.
 """
 
 from __future__ import annotations
@@ -104,7 +106,11 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
             stats["certificate_error"] = f"{type(error).__name__}: {error}"
     if solution and math.isfinite(objective) and abs(objective) < _HUGE:
         if model.problem_class.is_integer:
-            bound = _integer_bound(result.bound, objective)
+            doubt = model.solver_bound_doubt()
+            if doubt is None:
+                bound = _integer_bound(result.bound, objective)
+            else:
+                stats["bound_withheld"] = doubt
         else:
             bound = _own_bound(model, solution, stats)
         if bound is not None:

@@ -458,6 +458,15 @@ class Model(abc.ABC):
         """
         return None
 
+    def solver_bound_doubt(self) -> str | None:
+        """Why a mixed-integer solver's branch-and-bound bound is not trusted here, or None.
+
+        optframe keeps the solver's bound for mixed-integer models (there is no dual point to
+        build); a model whose formulation is numerically beyond the solver's tolerances on its
+        data says so here, and the bound is withheld (the status is then ``CONVERGED``).
+        """
+        return None
+
     def objective_floor(self) -> float:
         """A magnitude below which this model's optimal values count as zero (default 0).
 

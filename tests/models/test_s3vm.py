@@ -176,3 +176,37 @@ def test_bad_input(y, kwargs, error, message):
     X = np.arange(8.0).reshape(4, 2)
     with pytest.raises(error, match=message):
         SemiSupervisedSVM(Dataset(X=X, y=y), **kwargs)
+
+
+def _breast_cancer_sample(column_scale):
+    """The certificate sweep's 20 breast cancer rows (6 unlabeled), column 1 times a scale."""
+    from sklearn.datasets import load_breast_cancer
+
+    bunch = load_breast_cancer()
+    rows = np.random.default_rng(2).choice(bunch.target.size, 20, replace=False)
+    X = bunch.data[rows]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X[:, 1] *= column_scale
+    y = np.where(bunch.target[rows] == 1, 1.0, -1.0)
+    y[np.random.default_rng(2).choice(20, 6, replace=False)] = 0.0
+    return Dataset(X=X, y=y)
+
+
+def test_scips_bound_is_withheld_on_badly_scaled_columns():
+    # With column 1 times 1e6, SCIP claimed optimal at an objective above the enumerated
+    # optimum, and optframe kept its bound: a false OPTIMAL.
+    model = SemiSupervisedSVM(_breast_cancer_sample(1e6), C_labeled=1e-3, C_unlabeled=2e-4)
+    result = of.solve(model, Direct(), backend="matrix:scip", time_limit=30)
+    optimum = brute_force(model)
+    assert result.objective > optimum * (1 + 1e-4)  # SCIP's answer is not the optimum
+    assert result.status is not of.Status.OPTIMAL
+    assert result.bound is None
+    assert "standardize" in result.stats["bound_withheld"]
+
+
+def test_scips_bound_is_kept_on_standardized_columns():
+    model = SemiSupervisedSVM(_breast_cancer_sample(1.0), C_labeled=1.0, C_unlabeled=0.2)
+    assert model.solver_bound_doubt() is None
+    result = of.solve(model, Direct(), backend="matrix:scip", time_limit=30)
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective == pytest.approx(brute_force(model), rel=1e-4)
