@@ -1,4 +1,9 @@
-"""``optframe bench`` and ``optframe report``: run a suite into the results database, report it."""
+"""``optframe bench`` and ``optframe report``: run a suite into the results database, report it.
+
+``optframe bench export`` and ``optframe bench report`` read the database for other tools:
+benchopt's columns (:mod:`optframe.bench.interop`) and performance profiles
+(:mod:`optframe.bench.profiles`).
+"""
 
 from __future__ import annotations
 
@@ -151,6 +156,56 @@ def report(args: argparse.Namespace) -> int:
     if not records:
         raise OptframeError(f"no records of suite {args.suite!r} in {args.db}")
     _write_report(args.suite, records, args.out)
+    return 0
+
+
+def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The records of ``--suite`` (default: every suite) in ``--db``, as benchopt rows."""
+    from optframe.bench.interop import benchopt_rows
+    from optframe.bench.store import ResultStore
+
+    if not Path(args.db).is_file():
+        raise OptframeError(f"no results database {args.db}; give --db PATH")
+    with ResultStore(args.db) as store:
+        suites = args.suite or store.suites()
+        rows = [row for suite in suites for row in benchopt_rows(suite, store.records(suite))]
+    if not rows:
+        which = ", ".join(args.suite) if args.suite else "any suite"
+        raise OptframeError(f"no records of {which} in {args.db}")
+    return rows
+
+
+def export(args: argparse.Namespace) -> int:
+    """``optframe bench export PATH``: the stored records in benchopt's columns, CSV or Parquet."""
+    from optframe.bench.interop import write_table
+
+    rows = _rows(args)
+    path = write_table(rows, args.path, args.format)
+    _console().print(f"{len(rows)} rows: {path}", highlight=False)
+    return 0
+
+
+def profiles_report(args: argparse.Namespace) -> int:
+    """``optframe bench report``: performance profiles (PNG) and the per-solver markdown table."""
+    from optframe.bench.interop import read_table
+    from optframe.bench.profiles import Runs, markdown, plot_profiles
+
+    if args.tables:
+        rows = [row for path in args.tables for row in read_table(path)]
+        if args.suite:
+            rows = [row for row in rows if row.get("suite") in args.suite]
+    else:
+        rows = _rows(args)
+    out = Path(args.out)
+    if not out.is_dir():
+        raise OptframeError(f"--out {out} is not a folder")
+    runs = Runs.of(rows, args.tol)
+    text = markdown(runs, args.tol, args.shift, args.time_limit)
+    png = plot_profiles(runs, out / "profiles.png")
+    document = f"# Performance profiles\n\n![performance profiles]({png.name})\n\n{text}\n"
+    (out / "profiles.md").write_text(document)
+    _console().print(text, markup=False, highlight=False, soft_wrap=True)
+    _console().print(f"report: {out / 'profiles.md'}, {png}", highlight=False)
     return 0
 
 

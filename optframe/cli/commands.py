@@ -12,7 +12,7 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.table import Table
 
-from optframe.cli import names
+from optframe.cli import expressions, names
 from optframe.cli.output import figures, json_line, result_record
 from optframe.cli.progress import DelayedProgress
 from optframe.cli.tables import comparison_table, row_of, solver_words
@@ -51,25 +51,70 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def _make_model(name: str, data: Dataset, params: dict[str, Any]) -> Model:
-    cls = names.model_class(name)
+def _make_model(name: str | type, data: Dataset, params: dict[str, Any]) -> Model:
+    cls = names.model_class(name) if isinstance(name, str) else name
     names.check_parameters(cls, params)
     try:
         return cls(data, **params)
     except TypeError as exc:
-        raise ModelError(f"bad parameters for {cls.__name__}: {exc}") from None
+        hint = ""
+        if "loss" in str(exc) and "loss" in names.model_parameters(cls):
+            hint = " (give the loss with --loss, e.g. --loss 'Huber(1.0)')"
+        raise ModelError(f"bad parameters for {cls.__name__}: {exc}{hint}") from None
+
+
+def _model_class(args: argparse.Namespace) -> type:
+    """The model the command names: a registered one, ``module:Class``, or EmpiricalRisk."""
+    given = [m for m in (args.model, getattr(args, "model_option", None)) if m]
+    if len(given) > 1:
+        raise ModelError("name the model once: as MODEL or as --model, not both")
+    if not given:
+        if getattr(args, "loss", None) is None:
+            raise ModelError(
+                "name a model (e.g. LADRegression), give --model package.module:Class, or give "
+                "--loss to build an EmpiricalRisk"
+            )
+        return names.model_class("EmpiricalRisk")
+    if ":" in given[0]:
+        return expressions.user_model_class(given[0])
+    try:
+        return names.model_class(given[0])
+    except ModelError as exc:
+        hint = "A model of your own: --model package.module:Class."
+        raise ModelError(f"{exc.summary} {hint}") from None
+
+
+def _model_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The model's parameters: ``--param`` pairs, and the ``--loss`` and ``--penalty`` objects."""
+    params = _parse_params(args.param)
+    accepted = names.model_parameters(cls)
+    for option, build in (("loss", expressions.loss), ("penalty", expressions.penalty)):
+        text = getattr(args, option, None)
+        if text is None:
+            continue
+        if option not in accepted:
+            raise ModelError(
+                f"{cls.__name__} takes no {option}; --{option} builds an EmpiricalRisk (name "
+                "EmpiricalRisk or no model) or a model whose constructor has a "
+                f"{option!r} parameter"
+            )
+        if option in params:
+            raise ModelError(f"give the {option} once: --{option} or --param {option}=, not both")
+        params[option] = build(text)
+    names.check_parameters(cls, params)
+    return params
 
 
 def _problem(args: argparse.Namespace) -> Model:
-    cls = names.model_class(args.model)  # a misspelt model fails before the data is read
-    names.check_parameters(cls, _parse_params(args.param))
+    cls = _model_class(args)  # a misspelt model or loss fails before the data is read
+    params = _model_params(args, cls)
     try:
         data = load_dataset(args.data, split=args.split)
     except DataError as exc:
         raise names.data_error(exc) from None
     if args.rows is not None:
         data = data.subset(np.arange(min(args.rows, data.n_samples)))
-    return _make_model(cls.__name__, data, _parse_params(args.param))
+    return _make_model(cls, data, params)
 
 
 @contextlib.contextmanager
