@@ -67,12 +67,15 @@ class Needs:
     pieces : bool or None
         DCD steps on the model's ``PiecewiseBoxDual`` (one variable per loss piece), not on
         its ``LinearBoxDual``.
+    entropy : bool or None
+        DCD steps on the model's ``EntropyBoxDual`` (the logistic loss's Newton steps).
     """
 
     linear: bool | None = None
     sparse: bool | None = None
     weights: bool | None = None
     pieces: bool | None = None
+    entropy: bool | None = None
 
     def covers(self, other: Needs) -> bool:
         """Whether kernels compiled for these needs serve a run with ``other``'s."""
@@ -83,6 +86,7 @@ class Needs:
                 (self.sparse, other.sparse),
                 (self.weights, other.weights),
                 (self.pieces, other.pieces),
+                (self.entropy, other.entropy),
             )
         )
 
@@ -103,7 +107,7 @@ failures: dict[Hashable, str] = {}
 # The module whose numba kernels each warm-up key runs (for the cache check).
 _KERNEL_MODULES = {
     "smo": "optframe.drivers.smo_core",  # and smo_linear
-    "dcd": "optframe.drivers.dcd_core",
+    "dcd": "optframe.drivers.dcd_core",  # and dcd_pieces_core, dcd_logistic_core
     "frank_wolfe": "optframe.drivers.fw_core",
     "cvm": "optframe.drivers.fw_core",
 }
@@ -164,17 +168,21 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
 
 def _dcd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.drivers import DCD
-    from optframe.losses import SquaredHinge
+    from optframe.losses import Logistic, SquaredHinge
     from optframe.models import EmpiricalRisk, WeightedSVM
 
     # dense points and CSR reach the kernel with the same types (uint64 indptr, uint32 indices)
     data = _tiny_data(False)
     runs: list[tuple[Any, Model]] = []
+    if needs.entropy is True:  # the logistic loss's kernel alone
+        return [(DCD(check_every=2), EmpiricalRisk(data, Logistic(), fit_intercept=False))]
     if needs.pieces is not True:
         runs.append((DCD(check_every=2), WeightedSVM(data, C=1.0, fit_intercept=False)))
     if needs.pieces is not False:
         model = EmpiricalRisk(data, SquaredHinge(), fit_intercept=False)
         runs.append((DCD(check_every=2), model))
+    if needs.entropy is None:
+        runs.append((DCD(check_every=2), EmpiricalRisk(data, Logistic(), fit_intercept=False)))
     return runs
 
 
@@ -250,12 +258,14 @@ def needs_of(model: Model | None, driver: Driver | None = None) -> Needs:
     if isinstance(driver, DCD):
         from dataclasses import replace
 
-        from optframe.capabilities import LinearBoxDual, PiecewiseBoxDual
+        from optframe.capabilities import EntropyBoxDual, LinearBoxDual, PiecewiseBoxDual
 
         if model.structure_refusal(LinearBoxDual) is None:
-            return replace(needs, pieces=False)
+            return replace(needs, pieces=False, entropy=False)
         if model.structure_refusal(PiecewiseBoxDual) is None:
-            return replace(needs, pieces=True)
+            return replace(needs, pieces=True, entropy=False)
+        if model.structure_refusal(EntropyBoxDual) is None:
+            return replace(needs, pieces=False, entropy=True)
     return needs
 
 

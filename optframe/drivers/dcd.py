@@ -2,7 +2,10 @@ r"""Dual coordinate descent (LIBLINEAR's dual solver) for linear box duals witho
 
 The driver solves any model that offers a :class:`~optframe.capabilities.LinearBoxDual` (possibly
 with fixed samples): the no-intercept linear SVM (hinge loss), the regularized LAD, and the
-reduced problems of safe screening (:mod:`optframe.screening`).
+reduced problems of safe screening (:mod:`optframe.screening`); a
+:class:`~optframe.capabilities.PiecewiseBoxDual` (any PLQ loss, ReHLine's steps); and an
+:class:`~optframe.capabilities.EntropyBoxDual` (L2-regularized logistic regression, the Newton
+steps of Yu, Huang and Lin 2011, LIBLINEAR ``-s 7``).
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
-from optframe.capabilities import LinearBoxDual, PiecewiseBoxDual, Structure
+from optframe.capabilities import EntropyBoxDual, LinearBoxDual, PiecewiseBoxDual, Structure
 from optframe.drivers import dcd_core as core
+from optframe.drivers import dcd_logistic_core as logistic_core
 from optframe.drivers import dcd_pieces_core as pieces_core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
@@ -140,9 +144,9 @@ class DCD(Driver):
         return self.common_options(options, tol=self.tol, max_iter=self.max_epochs).tol
 
     def missing(self, model: Model) -> list[str]:
-        """Nothing if ``model`` offers a LinearBoxDual or a PiecewiseBoxDual, else both refusals."""
+        """Nothing if ``model`` offers one of the three box duals, else their refusals."""
         reasons = []
-        for kind in (LinearBoxDual, PiecewiseBoxDual):
+        for kind in (LinearBoxDual, PiecewiseBoxDual, EntropyBoxDual):
             reason = model.structure_refusal(kind)
             if reason is None:
                 return []
@@ -153,15 +157,18 @@ class DCD(Driver):
         """Solve the model's box dual by coordinate descent; certify with the duality gap.
 
         A :class:`LinearBoxDual` (one variable per sample) is preferred; otherwise the model's
-        :class:`PiecewiseBoxDual` (one variable per loss piece).
+        :class:`PiecewiseBoxDual` (one variable per loss piece), or its :class:`EntropyBoxDual`
+        (the logistic loss: Newton steps per coordinate).
         """
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_epochs)
         compiled = compile_kernels(self, options.verbose, needs_of(model, self))  # before timing
         start = time.perf_counter()
         if model.structure_refusal(LinearBoxDual) is None:
             descent = _box_descent(model.structure(LinearBoxDual), self)
-        else:
+        elif model.structure_refusal(PiecewiseBoxDual) is None:
             descent = _piece_descent(model.structure(PiecewiseBoxDual), self)
+        else:
+            descent = _entropy_descent(model.structure(EntropyBoxDual), self)
         tol, max_epochs = options.tol, options.max_iter
         built = time.perf_counter()
 
@@ -334,5 +341,48 @@ def _piece_descent(dual: PiecewiseBoxDual, driver: DCD) -> _Descent:
         exact_gap=exact_gap,
         reset=reset,
         active=lambda: int(state[0]),
+        finish=finish,
+    )
+
+
+def _entropy_descent(dual: EntropyBoxDual, driver: DCD) -> _Descent:
+    """The loop's view of an :class:`EntropyBoxDual` (logistic: one variable per sample)."""
+    indptr, indices, data = as_csr(dual.X)
+    dense = _NO_ROWS if sp.issparse(dual.X) else data.reshape(dual.X.shape)
+    coef = np.ascontiguousarray(dual.coef, dtype=np.float64)
+    upper = np.ascontiguousarray(dual.upper, dtype=np.float64)
+    norms = pieces_core.row_norms(dense, indptr, data)
+    alpha, comp = logistic_core.start_point(upper, driver.warm_start)
+    index = np.flatnonzero(upper > 0).astype(np.uint64)
+    w = dual.weights(alpha)
+    state = np.array([1e-2, 1e-8])  # the inner tolerance and its floor
+    rng = core.rng_state(driver.seed)
+
+    def epochs(budget: int, eps: float) -> tuple[int, int, float]:
+        state[logistic_core.INNER_EPS_MIN] = min(1e-8, eps)
+        return logistic_core.run_entropy_epochs(
+            dense, indptr, indices, data, coef, upper, norms, alpha, comp, w, index, state,
+            budget, eps, rng,
+        )  # fmt: skip
+
+    def bound(at: NDArray[np.float64]) -> float:
+        return -0.5 * float(at @ at) - logistic_core.entropy_sum(alpha, comp, upper)
+
+    def exact_gap() -> float:
+        w[:] = dual.weights(alpha)
+        return dual.primal_value(w) - bound(w)
+
+    def finish() -> tuple[dict[str, Any], float]:
+        return dual.recover(alpha.copy()), bound(dual.weights(alpha))
+
+    return _Descent(
+        kind="EntropyBoxDual",
+        size=int(index.size),
+        epochs=epochs,
+        primal=lambda: dual.primal_value(w),
+        bound=lambda: bound(w),
+        exact_gap=exact_gap,
+        reset=lambda: None,
+        active=lambda: int(index.size),
         finish=finish,
     )

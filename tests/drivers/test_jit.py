@@ -146,7 +146,13 @@ def test_a_run_compiles_only_what_it_needs():
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["before"] == []  # importing and building models compiles nothing
-    assert found["needs"] == {"linear": True, "sparse": False, "weights": True, "pieces": None}
+    assert found["needs"] == {
+        "linear": True,
+        "sparse": False,
+        "weights": True,
+        "pieces": None,
+        "entropy": None,
+    }
     assert not found["failures"]
     after = set(found["after"])
     assert "optframe.drivers.smo_linear.run_chunk" in after
