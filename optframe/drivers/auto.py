@@ -29,10 +29,15 @@ In order, the first rule that applies:
    :data:`DCD_PIECES_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD`; a residual loss
    with quadratic pieces (Huber, expectile) stays with Direct, whose interior point does not
    slow down on ill-conditioned columns as coordinate descent does;
-8. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
+8. a linear model offering ``EntropyBoxDual`` (L2-regularized logistic regression without
+   intercept, or with the intercept as a constant feature) with at least
+   :data:`DCD_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD` (Yu, Huang and Lin's
+   Newton steps; no upper limit, since Direct's exponential-cone program grows with every
+   sample and no other driver takes the logistic loss);
+9. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
    :data:`AID_MIN_SAMPLES` samples (an LP; :data:`AID_MIN_SAMPLES_QP` for a QP):
    :class:`~optframe.drivers.AggregateDisaggregate`;
-9. otherwise Direct.
+10. otherwise Direct.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from typing import Any
 from optframe.capabilities import (
     BoxQPDual,
     ChunkedSamples,
+    EntropyBoxDual,
     LinearBoxDual,
     PiecewiseBoxDual,
     PiecewiseLinearSampleLoss,
@@ -146,6 +152,8 @@ def choose(model: Model, backend: str = "auto", solver_options: bool = False) ->
         and getattr(getattr(model, "loss", None), "is_classification", False)
     ):
         return Choice(DCD(), f"a margin loss with quadratic pieces, n = {n}: DCD on its pieces")
+    elif n >= DCD_MIN_SAMPLES and model.offers_structure(EntropyBoxDual):
+        return Choice(DCD(), f"the logistic loss's entropy dual with n = {n} >= {DCD_MIN_SAMPLES}")
     elif (
         n >= (AID_MIN_SAMPLES if model.problem_class is ProblemClass.LP else AID_MIN_SAMPLES_QP)
         and model.offers_structure(PiecewiseLinearSampleLoss)
