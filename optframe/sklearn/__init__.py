@@ -11,6 +11,7 @@ estimator                            model
 :class:`LADRegressor`                :class:`~optframe.models.LADRegression` (LP)
 :class:`QuantileRegressor`           :class:`~optframe.models.EmpiricalRisk`, pinball + L1 (LP)
 :class:`SVMClassifier`               :class:`~optframe.models.WeightedSVM` (QP)
+:class:`LogisticRegression`          :class:`~optframe.models.EmpiricalRisk`, logistic + L2 (EXP)
 :class:`L2SVMClassifier`             :class:`~optframe.models.L2SVM` (QP)
 :class:`S3VMClassifier`              :class:`~optframe.models.SemiSupervisedSVM` (MIQP)
 :class:`PUClassifier`                :class:`~optframe.models.PULearning` (QP)
@@ -23,6 +24,7 @@ classes wrap them in ``sklearn.multiclass.OneVsRestClassifier``.
 
 from optframe.sklearn.knowledge import KnowledgeBasedSVMClassifier
 from optframe.sklearn.lad import LADRegressor
+from optframe.sklearn.logistic import LogisticRegression
 from optframe.sklearn.pu import PUClassifier
 from optframe.sklearn.quantile import QuantileRegressor
 from optframe.sklearn.s3vm import S3VMClassifier
@@ -32,6 +34,7 @@ __all__ = [
     "KnowledgeBasedSVMClassifier",
     "L2SVMClassifier",
     "LADRegressor",
+    "LogisticRegression",
     "PUClassifier",
     "QuantileRegressor",
     "S3VMClassifier",
