@@ -23,7 +23,9 @@ objective is never turned into an absolute test. A driver's or a solver's "optim
 certificate cannot prove becomes ``CONVERGED``, its own words kept in ``stats``. Limits keep their
 status. Mixed-integer models keep their solver's branch-and-bound bound (it is not a dual point),
 unless the model doubts it on its data (:meth:`Model.solver_bound_doubt`): the bound is then
-withheld and the reason kept in ``stats["bound_withheld"]``.
+withheld and the reason kept in ``stats["bound_withheld"]``. A driver that stopped at its time
+limit with no time left for the model's dual bound (which can cost more than the limit on a large
+data set) says why in ``stats["certificate_skipped"]``: the result then has no bound.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
                 bound = _integer_bound(result.bound, objective)
             else:
                 stats["bound_withheld"] = doubt
+        elif claimed is Status.TIME_LIMIT and "certificate_skipped" in stats:
+            pass  # the driver's time limit has no room left for the model's dual bound
         else:
             bound = _own_bound(model, solution, stats)
         if bound is not None:

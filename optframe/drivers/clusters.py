@@ -7,9 +7,19 @@ sample left out, such as a zero-weight one). Everything is whole-array NumPy.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numpy.typing import NDArray
+
+
+class OutOfTime(Exception):
+    """Raised by the clustering when ``time.perf_counter()`` passes its ``deadline``."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise OutOfTime
 
 
 def compact(labels: NDArray[np.int64]) -> tuple[NDArray[np.int64], int]:
@@ -33,13 +43,17 @@ def split_by_piece(labels: NDArray[np.int64], pieces: NDArray[np.int64]) -> tupl
 
 
 def one_kmeans_iteration(
-    points: NDArray[np.float64], k: int, rng: np.random.Generator
+    points: NDArray[np.float64],
+    k: int,
+    rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> NDArray[np.int64]:
     """Cluster ``points`` (shape (n, d)) by one k-means iteration from ``k`` random samples.
 
     Assign every point to its nearest seed, move each center to its cluster's mean, assign again.
     Columns are scaled to unit spread first so no coordinate dominates. Returns labels 0..K-1
-    (K <= k: empty clusters vanish).
+    (K <= k: empty clusters vanish). Raises :class:`OutOfTime` when ``time.perf_counter()``
+    passes ``deadline`` (checked between blocks of points).
     """
     n = points.shape[0]
     k = max(1, min(k, n))
@@ -49,7 +63,7 @@ def one_kmeans_iteration(
     scaled = points / np.where(spread > 0, spread, 1.0)
     centers = scaled[rng.choice(n, size=k, replace=False)]
     for _ in range(2):
-        labels = _nearest(scaled, centers)
+        labels = _nearest(scaled, centers, deadline)
         counts = np.bincount(labels, minlength=len(centers))
         sums = np.stack(
             [
@@ -60,19 +74,24 @@ def one_kmeans_iteration(
         )
         occupied = counts > 0
         centers = sums[occupied] / counts[occupied, None]
-    return compact(_nearest(scaled, centers))[0]
+    return compact(_nearest(scaled, centers, deadline))[0]
 
 
-def _nearest(points: NDArray[np.float64], centers: NDArray[np.float64]) -> NDArray[np.int64]:
+def _nearest(
+    points: NDArray[np.float64], centers: NDArray[np.float64], deadline: float | None = None
+) -> NDArray[np.int64]:
+    _check(deadline)
     if points.shape[1] == 1:
         order = np.argsort(centers[:, 0])
         sorted_centers = centers[order, 0]
         midpoints = (sorted_centers[1:] + sorted_centers[:-1]) / 2
         return order[np.searchsorted(midpoints, points[:, 0])]
     labels = np.empty(points.shape[0], dtype=np.int64)
-    step = max(1, (1 << 22) // max(1, len(centers)))
+    # blocks of 4M distances; 256K under a deadline, so the clock is read every few milliseconds
+    step = max(1, (1 << (22 if deadline is None else 18)) // max(1, len(centers)))
     center_norms = np.einsum("ij,ij->i", centers, centers)
     for start in range(0, points.shape[0], step):
+        _check(deadline)
         block = points[start : start + step]
         distances = center_norms[None, :] - 2.0 * block @ centers.T
         labels[start : start + step] = np.argmin(distances, axis=1)
@@ -85,10 +104,12 @@ def initial_clusters(
     weights: NDArray[np.float64],
     clusters_per_group: dict[int, int],
     rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> NDArray[np.int64]:
     """One k-means iteration per group on ``embedding``; clusters never mix groups.
 
-    Zero-weight samples get label -1 (they do not count in any objective).
+    Zero-weight samples get label -1 (they do not count in any objective). Raises
+    :class:`OutOfTime` when ``time.perf_counter()`` passes ``deadline``.
     """
     labels = np.full(groups.shape, -1, dtype=np.int64)
     offset = 0
@@ -96,7 +117,7 @@ def initial_clusters(
         members = np.flatnonzero((groups == group) & (weights > 0))
         if members.size == 0:
             continue
-        local = one_kmeans_iteration(embedding[members], k, rng)
+        local = one_kmeans_iteration(embedding[members], k, rng, deadline)
         labels[members] = local + offset
         offset += int(local.max()) + 1
     return compact(labels)[0]

@@ -10,12 +10,13 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 import optframe as of
 from optframe.data import Dataset
-from optframe.drivers import SMO
+from optframe.drivers import SMO, AggregateDisaggregate
 from optframe.kernels import RBF
-from optframe.models import WeightedSVM
+from optframe.models import LADRegression, WeightedSVM
 from optframe.result import Status
 
 LIMIT = 1.0
@@ -46,3 +47,22 @@ def test_smo_keeps_time_for_the_work_after_its_loop():
     assert wall <= WALL, f"{wall:.2f} s"
     assert result.bound is not None
     assert result.bound <= result.objective
+
+
+def _lad(n, m, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    return Dataset(X=X, y=X @ rng.normal(size=m) + rng.laplace(size=n))
+
+
+@pytest.mark.parametrize("limit", [0.3, 1.0])
+def test_aid_counts_its_set_up(limit):
+    # 200,000 LAD rows: the pilot fit and the clustering took 1.0-1.2 s before the first look at
+    # the clock, and a run stopped at the limit then spent 1.4 s or more on the certificate
+    of.solve(LADRegression(_lad(2000, 20)), driver=AggregateDisaggregate())  # imports, compiles
+    result, wall = _timed(LADRegression(_lad(200_000, 20)), AggregateDisaggregate(),
+                          time_limit=limit)  # fmt: skip
+    assert result.status is Status.TIME_LIMIT
+    assert wall <= 1.1 * limit + 0.5, f"{wall:.2f} s"
+    assert "certificate_skipped" in result.stats
+    assert result.bound is None
