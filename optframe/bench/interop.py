@@ -178,7 +178,11 @@ def _cell(value: Any) -> Any:
 
 
 def read_table(path: str | Path, fmt: str | None = None) -> list[dict[str, Any]]:
-    """The rows of a table written by :func:`write_table` (numbers as floats, missing as NaN)."""
+    """The rows of a table written by :func:`write_table`, or of benchopt's result file.
+
+    Only the :data:`COLUMNS` are read: numbers as floats (missing: NaN), text (missing: None).
+    A benchopt file has no ``status``: its runs are judged by their ``objective_gap``.
+    """
     path = Path(path)
     fmt = table_format(path, fmt)
     if not path.is_file():
@@ -189,19 +193,23 @@ def read_table(path: str | Path, fmt: str | None = None) -> list[dict[str, Any]]
     else:
         with open(path, newline="") as handle:
             records = list(csv.DictReader(handle))
-    missing = [c for c in ("solver_name", "time", "status") if records and c not in records[0]]
+    required = ("objective_name", "dataset_name", "solver_name", "time")
+    missing = [c for c in required if records and c not in records[0]]
     if missing:
-        raise ExportError(f"{path} lacks the columns {missing} of optframe bench export")
+        raise ExportError(
+            f"{path} lacks the columns {missing} of optframe bench export and benchopt's results"
+        )
     rows = []
-    for record in records:
+    for record in records:  # a column a benchopt file lacks (status, ...) is missing in the row
         row: dict[str, Any] = {}
-        for column, value in record.items():
+        for column in COLUMNS:
+            value = record.get(column)
             if column in NUMBER_COLUMNS:
                 row[column] = _number(value)
             elif column == "idx_rep":
-                row[column] = int(float(value)) if value not in ("", None) else 0
+                row[column] = 0 if value in ("", None) or _is_nan(value) else int(float(value))
             else:
-                row[column] = _text(value) if not _is_nan(value) else None
+                row[column] = None if _is_nan(value) else _text(value)
         rows.append(row)
     return rows
 

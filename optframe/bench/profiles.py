@@ -137,7 +137,7 @@ def plot_profiles(runs: Runs, path: str | Path, title: str = "") -> Path:
     top = max(2.0, float(finite.max()) * 1.25) if finite.size else 2.0
     taus = np.unique(np.concatenate([[1.0], finite, [top]]))
     fractions = runs.profile(taus)
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = plt.subplots(figsize=(9.0, 4.2))
     for j, solver in enumerate(runs.solvers):
         ax.step(taus, fractions[:, j], where="post", label=solver)
     ax.set_xscale("log", base=2)
@@ -147,7 +147,7 @@ def plot_profiles(runs: Runs, path: str | Path, title: str = "") -> Path:
     ax.set_ylabel("fraction of problems solved")
     ax.set_title(title or f"Performance profiles ({len(runs.problems)} problems)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

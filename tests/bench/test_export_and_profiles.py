@@ -205,3 +205,29 @@ def test_bad_export_and_report_input(database, tmp_path, capsys, argv, message):
     argv = [a.format(db=database, tmp=tmp_path) for a in argv]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_benchopt_result_file_is_read_and_judged_by_its_gap(tmp_path):
+    """benchopt's columns, its extra ones, no status: a run succeeds when its gap is small."""
+    import csv
+
+    path = tmp_path / "benchopt_run.csv"
+    columns = ["objective_name", "solver_name", "dataset_name", "idx_rep", "p_obj_model"]
+    columns += ["time", "objective_value", "objective_gap", "objective_optimal"]
+    runs = [("direct[backend=highs]", 0.5, 1e-9), ("driver[driver=smo]", 0.25, 1e-3)]
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for solver, seconds, gap in runs:
+            row = ["model[C=1.0]", solver, "Simulated[n=10]", 0, "LAD", seconds, 1.0, gap, 1]
+            writer.writerow(row)
+    rows = read_table(path)
+    assert rows[0]["status"] is None
+    assert rows[0]["p_solver_driver"] is None
+    summary = {r["solver"]: r for r in Runs.of(rows).summary()}
+    assert summary["direct[backend=highs]"]["success_rate"] == 1.0
+    assert summary["driver[driver=smo]"]["success_rate"] == 0.0
+    assert Runs.of(rows, tol=1e-2).ratios().tolist() == [[2.0, 1.0]]
+    path.write_text("solver_name,time\na,1.0\n")
+    with pytest.raises(ExportError, match="lacks the columns"):
+        read_table(path)
