@@ -73,8 +73,12 @@ class OptframeEstimator(BaseEstimator):
         """Fitted once a solve has succeeded (``result_`` is set)."""
         return hasattr(self, "result_")
 
-    def _solve(self, model: Model) -> Result:
-        """Solve ``model`` as the parameters say; set and return ``result_``."""
+    def _solve(self, model: Model, defaults: Mapping[str, Any] | None = None) -> Result:
+        """Solve ``model`` as the parameters say; set and return ``result_``.
+
+        ``defaults``: options of :func:`optframe.solve` that ``solve_options`` may override
+        (an estimator's own parameter such as ``tol``).
+        """
         import optframe
 
         owner = type(self).__name__
@@ -99,6 +103,7 @@ class OptframeEstimator(BaseEstimator):
             raise ModelError(
                 f"{owner}: unknown solve_options {unknown}; allowed keys: {list(SOLVE_OPTIONS)}"
             )
+        options = {**(defaults or {}), **options}
         result = optframe.solve(model, driver=driver, backend=self.backend, **options)
         if not result.has_solution:
             raise SolverError(f"{owner}: the solve returned no solution ({result.summary()})")

@@ -48,6 +48,10 @@ class LogisticRegression(BinaryClassifier):
         ``None``: the intercept is unpenalized (an exponential-cone program for Direct on
         Clarabel). A number :math:`s > 0`: the intercept is the coefficient of a constant
         feature :math:`s`, penalized with :math:`w` (``intercept_ = s`` times it).
+    tol : float, default=1e-8
+        The relative duality gap that proves optimality (``result_.status`` is ``optimal``
+        when optframe's own certificate closes to it); also the tolerance handed to the solver.
+        A key ``tol`` in ``solve_options`` overrides it.
     driver : str or Driver, default="auto"
         ``"auto"`` picks the driver from the model's structures and size
         (:mod:`optframe.drivers.auto`); otherwise ``"direct"`` or ``optframe.drivers.DCD()``
@@ -89,6 +93,7 @@ class LogisticRegression(BinaryClassifier):
         C: float = 1.0,
         fit_intercept: bool = True,
         intercept_scaling: float | None = None,
+        tol: float = 1e-8,
         driver: str | Driver = "auto",
         backend: str = "auto",
         solve_options: Mapping[str, Any] | None = None,
@@ -96,6 +101,7 @@ class LogisticRegression(BinaryClassifier):
         self.C = C
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.tol = tol
         self.driver = driver
         self.backend = backend
         self.solve_options = solve_options
@@ -127,6 +133,7 @@ class LogisticRegression(BinaryClassifier):
         scaling = self.intercept_scaling
         if scaling is not None:
             scaling = check_number(scaling, "intercept_scaling", owner, low=0.0, strict=True)
+        tol = check_number(self.tol, "tol", owner, low=0.0, strict=True)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         weights = self._sample_weight(sample_weight, X)
         signs = self._encode(y, weights)
@@ -134,7 +141,7 @@ class LogisticRegression(BinaryClassifier):
         features = _with_constant(X, scaling) if as_feature else X
         data = Dataset(X=features, y=signs, sample_weight=weights)
         model = EmpiricalRisk(data, Logistic(), C=C, fit_intercept=fit_intercept and not as_feature)
-        result = self._solve(model)
+        result = self._solve(model, defaults={"tol": tol})
         w = np.asarray(result.solution["w"], dtype=np.float64).reshape(-1)
         b = float(np.ravel(result.solution["intercept"])[0])
         if as_feature:
