@@ -43,8 +43,10 @@ def _affine(slope: float, offset: float, variable: str = "a") -> str:
 
 
 def loss_latex(model: EmpiricalRisk) -> str:
-    r""":math:`\ell(a)` as a sum of its pieces (and its affine part)."""
+    r""":math:`\ell(a)` as a sum of its pieces (and its affine part), or a smooth loss's own."""
     loss = model.loss
+    if getattr(loss, "latex", None):  # a SmoothLoss states itself
+        return str(loss.latex)
     terms = [r"\max(0,\, " + _affine(u, v) + ")" for u, v in loss.relu_pieces]
     terms += [
         r"\operatorname{rehu}_{" + _num(tau) + "}(" + _affine(s, t) + ")"

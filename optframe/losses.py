@@ -579,6 +579,11 @@ class SmoothLoss:
         """The loss of the affine CVXPY expression ``a``, elementwise (None: not stated)."""
         return None
 
+    @property
+    def latex(self) -> str | None:
+        r""":math:`\ell(a)` in LaTeX, for :meth:`~optframe.models.EmpiricalRisk.to_latex`."""
+        return None
+
     # ------------------------------------------------- the piecewise members, smooth answers
     @property
     def is_smooth(self) -> bool:
@@ -777,6 +782,11 @@ class Logistic(SmoothLoss):
         import cvxpy as cp
 
         return cp.logistic(-a)
+
+    @property
+    def latex(self) -> str:
+        r""":math:`\log(1 + e^{-a})`."""
+        return r"\log(1 + e^{-a})"
 
     def __repr__(self) -> str:
         return "Logistic()"

@@ -261,3 +261,11 @@ def test_the_estimator_with_the_intercept_as_a_feature_is_liblinears_problem(can
     assert mine <= penalized(ref.coef_, ref.intercept_[0]) * (1 + 1e-9)
     with pytest.raises(ModelError, match="intercept_scaling"):
         LogisticRegression(intercept_scaling=-1.0).fit(X, y)
+
+
+def test_the_model_states_itself(cancer):
+    X, y = cancer
+    model = EmpiricalRisk(Dataset(X=X[:40], y=y[:40]), Logistic())
+    assert r"\ell(a) = \log(1 + e^{-a})" in model.to_latex()
+    assert r"\theta_i / c_i \in [-1, 0]" in model.to_latex("dual")
+    assert "EXP" in model.describe()
