@@ -23,9 +23,12 @@ objective is never turned into an absolute test. A driver's or a solver's "optim
 certificate cannot prove becomes ``CONVERGED``, its own words kept in ``stats``. Limits keep their
 status. Mixed-integer models keep their solver's branch-and-bound bound (it is not a dual point),
 unless the model doubts it on its data (:meth:`Model.solver_bound_doubt`): the bound is then
-withheld and the reason kept in ``stats["bound_withheld"]``. A driver that stopped at its time
-limit with no time left for the model's dual bound (which can cost more than the limit on a large
-data set) says why in ``stats["certificate_skipped"]``: the result then has no bound.
+withheld and the reason kept in ``stats["bound_withheld"]``. A model without a dual bound of its
+own is certified by the bound :class:`~optframe.drivers.Direct` builds from the solver's duals on
+the matrix layer (:mod:`optframe.safe_bound`), valid for any duals the solver returns. A driver
+that stopped at its time limit with no time left for the model's dual bound (which can cost more
+than the limit on a large data set) says why in ``stats["certificate_skipped"]``: the result then
+has no bound.
 """
 
 from __future__ import annotations
@@ -137,6 +140,13 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
 
 
 def _own_bound(model: Model, solution: Any, stats: dict[str, Any]) -> float | None:
+    from optframe.model import Model
+
+    if type(model).dual_bound is Model.dual_bound:
+        # no dual of the model's own: the bound Direct made safe from the solver's duals
+        # (optframe.safe_bound), when the solve went through the matrix layer
+        safe = stats.get("safe_bound")
+        return float(safe) if safe is not None and math.isfinite(safe) else None
     try:
         bound = model.dual_bound(solution)
     except (ArithmeticError, ValueError, FloatingPointError) as error:

@@ -1335,6 +1335,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jsonl", help="also write one JSON record per solve here")
     parser.add_argument("--save", help="also save everything the report is made of (JSON)")
     parser.add_argument(
+        "--models", help="only these models, comma-separated (e.g. SemiSupervisedSVM)"
+    )
+    parser.add_argument(
         "--from", dest="source", help="write the report from a --save file, solving nothing"
     )
     args = parser.parse_args(argv)
@@ -1356,6 +1359,10 @@ def main(argv: list[str] | None = None) -> int:
     wall: dict[str, float] = {}
     start = time.perf_counter()
     grid = build_grid(args.quick)
+    if args.models:
+        keep = set(args.models.split(","))
+        grid.instances = [i for i in grid.instances if i.model_name in keep]
+        grid.cells = [c for c in grid.cells if c.instance.model_name in keep]
     log(f"{len(grid.cells)} solves on {len(grid.instances)} instances")
     try:
         records = sweep(grid, jsonl, log)
@@ -1378,6 +1385,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in grid.instances
     ]
     shown = ["--out", args.out] + ["--quick"] * args.quick + ["--skip-cost"] * args.skip_cost
+    shown += ["--models", args.models] if args.models else []
     if args.save:
         with open(args.save, "w") as handle:
             json.dump(

@@ -10,9 +10,10 @@ from typing import ClassVar
 from optframe.backend import Backend, BackendResult, SolveOptions
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.errors import ModelError
-from optframe.model import Formulation, Model
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
 from optframe.registry import register_driver, resolve_backend
 from optframe.result import Result, Status
+from optframe.safe_bound import safe_lower_bound
 
 
 def _original_bound(formulation: Formulation, raw: BackendResult) -> float | None:
@@ -38,6 +39,54 @@ def _recover(formulation: Formulation, raw: BackendResult) -> tuple[dict, str]:
         if raw.status.is_success:
             raise
         return {}, f" (its last point is not a solution: {exc})"
+
+
+#: The handles Direct adds to a matrix formulation to read the whole point and every row's dual.
+_ALL_COLUMNS, _ALL_ROWS = "__all_columns__", "__all_rows__"
+
+
+def _wants_safe_bound(model: Model, backend: Backend, formulation: Formulation) -> bool:
+    """Whether the bound must come from the solver's duals (the model has no certificate)."""
+    problem = formulation.problem
+    return (
+        type(model).dual_bound is Model.dual_bound
+        and formulation.layer == "matrix"
+        and isinstance(problem, MatrixProblem)
+        and formulation.problem_class in (ProblemClass.LP, ProblemClass.QP)
+        and formulation.problem_class in backend.duals
+        and formulation.objective_scale > 0
+    )
+
+
+def _with_all_handles(formulation: Formulation) -> Formulation:
+    problem = formulation.problem
+    return replace(
+        formulation,
+        variables={**formulation.variables, _ALL_COLUMNS: slice(0, problem.n_variables)},
+        constraints={**formulation.constraints, _ALL_ROWS: slice(0, problem.n_rows)},
+    )
+
+
+def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> BackendResult:
+    """Evaluate :func:`~optframe.safe_bound.safe_lower_bound` at the solver's point and duals.
+
+    The bound goes to ``stats["safe_bound"]`` on the model's scale (the certificate takes it
+    when the model has no dual bound of its own); the added handles leave the raw values.
+    """
+    if raw.values is None:
+        return raw
+    primal = dict(raw.values.primal)
+    dual = dict(raw.values.dual)
+    x, y = primal.pop(_ALL_COLUMNS, None), dual.pop(_ALL_ROWS, None)
+    if x is not None and y is not None:
+        found = safe_lower_bound(formulation.problem, x, y)
+        stats["safe_bound"] = formulation.original_value(found.value)
+        stats["safe_bound_how"] = found.reason or (
+            "from the solver's point and duals, made safe (Neumaier-Shcherbina; "
+            f"{found.zeroed_rows} multipliers zeroed, {found.curvature_columns} columns kept "
+            "their curvature)"
+        )
+    return replace(raw, values=RawSolution(primal=primal, dual=dual))
 
 
 def _refusal(backend: Backend, formulation: Formulation) -> str | None:
@@ -95,11 +144,16 @@ class Direct(Driver):
             backend = resolve_backend(context.fallback, model, self.form)
             formulation = model.build(backend.layer, form=self.form)
         built = time.perf_counter()
-        raw = _solve_in_time(backend, formulation, context.options, built - start)
+        safe = _wants_safe_bound(model, backend, formulation)
+        sent = _with_all_handles(formulation) if safe else formulation
+        raw = _solve_in_time(backend, sent, context.options, built - start)
         solved = time.perf_counter()
+        stats: dict = {}
+        if safe:
+            raw = _safe_bound(formulation, raw, stats)
         solution, unusable = _recover(formulation, raw)
         objective = model.objective(solution) if solution else math.nan
-        stats = {
+        stats |= {
             "solver_status": raw.message + unusable,
             "solver_objective": formulation.original_value(raw.objective),
             "violation": model.violation(solution) if solution else math.nan,

@@ -1,0 +1,238 @@
+"""The bound made safe from any solver's duals (Neumaier-Shcherbina, with the tangent plane for
+QPs), and a user's model without a dual of its own that becomes OPTIMAL through it."""
+
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import optframe as of
+from optframe.backend import SolveOptions
+from optframe.data import Dataset
+from optframe.drivers import Direct
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass
+from optframe.registry import backends
+from optframe.safe_bound import safe_lower_bound
+
+
+def _backend(name):
+    layer, _, solver = name.partition(":")
+    return next(cls for cls in backends()[solver] if cls.layer == layer)()
+
+
+def _random_problem(seed, quadratic):
+    """A feasible, bounded LP or QP with ranged, one-sided and equality rows, and free columns."""
+    rng = np.random.default_rng(seed)
+    n, m = 8, 6
+    A = sp.csc_array(rng.normal(size=(m, n)))
+    x0 = rng.normal(size=n)
+    ax = A @ x0
+    kind = rng.integers(0, 4, size=m)  # 0: >=, 1: <=, 2: ranged, 3: equality
+    row_lower = np.where(kind == 1, -np.inf, np.where(kind == 3, ax, ax - 1.0))
+    row_upper = np.where(kind == 0, np.inf, np.where(kind == 3, ax, ax + 1.0))
+    if quadratic:
+        F = rng.normal(size=(n, n))
+        P = sp.csc_array(F.T @ F)
+        lower = np.where(rng.random(n) < 0.5, x0 - 2.0, -np.inf)
+        upper = np.where(rng.random(n) < 0.5, x0 + 2.0, np.inf)
+    else:
+        P, lower, upper = None, x0 - 2.0, x0 + 2.0
+    c = rng.normal(size=n)
+    return MatrixProblem(
+        c=c, A=A, row_lower=row_lower, row_upper=row_upper, lower=lower, upper=upper, P=P
+    )
+
+
+def _solve(problem):
+    formulation = Formulation(
+        "matrix",
+        problem,
+        problem.problem_class,
+        {"x": slice(0, problem.n_variables)},
+        constraints={"rows": slice(0, problem.n_rows)},
+    )
+    name = "matrix:clarabel" if problem.P is not None else "matrix:highs"
+    raw = _backend(name).solve(formulation, SolveOptions(tol=1e-10))
+    assert raw.status is of.Status.OPTIMAL
+    return raw.values.primal["x"], raw.values.dual["rows"]
+
+
+@pytest.mark.parametrize("quadratic", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_the_bound_is_tight_at_the_solvers_duals_and_valid_at_any_others(seed, quadratic):
+    problem = _random_problem(seed, quadratic)
+    x, y = _solve(problem)
+    optimum = problem.objective_value(x)
+    scale = max(1.0, abs(optimum))
+    found = safe_lower_bound(problem, x, y)
+    assert found.value <= optimum + 1e-9 * scale
+    assert found.value >= optimum - 1e-6 * scale  # tight where the duals are right
+    rng = np.random.default_rng(100 + seed)
+    for size in (1e-8, 1e-4, 1e-1, 10.0):
+        noisy = safe_lower_bound(
+            problem, x + size * rng.normal(size=x.size), y + size * rng.normal(size=y.size)
+        )
+        assert noisy.value <= optimum + 1e-9 * scale, size
+
+
+def test_wrong_signs_toward_an_infinite_side_are_zeroed_not_trusted():
+    # min x s.t. x >= 1 (one row): the optimum is 1. A multiplier of -5 on the >= row points at
+    # its infinite upper side; taken as it is, it would give 5 * (-inf) or a bound above 1.
+    problem = MatrixProblem(
+        c=np.array([1.0]),
+        A=sp.csc_array(np.array([[1.0]])),
+        row_lower=np.array([1.0]),
+        row_upper=np.array([np.inf]),
+        lower=np.array([-10.0]),
+        upper=np.array([10.0]),
+    )
+    found = safe_lower_bound(problem, np.array([1.0]), np.array([-5.0]))
+    assert found.zeroed_rows == 1
+    assert found.value <= 1.0
+    assert found.value == pytest.approx(-10.0)  # the box alone: x >= -10
+
+
+def test_a_free_column_without_balance_gives_no_bound():
+    # min x0 s.t. x0 - x1 = 0, x1 >= 0 (x0 free): y = 0.5 leaves r0 = 0.5 on the free column,
+    # and no row is open to balance it once the row's multiplier is fixed by x1's bound.
+    problem = MatrixProblem(
+        c=np.array([1.0, 0.0]),
+        A=sp.csc_array(np.array([[1.0, -1.0]])),
+        row_lower=np.array([0.0]),
+        row_upper=np.array([0.0]),
+        lower=np.array([-np.inf, 0.0]),
+        upper=np.array([np.inf, np.inf]),
+    )
+    exact = safe_lower_bound(problem, np.zeros(2), np.array([1.0]))
+    assert exact.value == pytest.approx(0.0, abs=1e-15)
+    balanced = safe_lower_bound(problem, np.zeros(2), np.array([0.5]))
+    assert balanced.value == pytest.approx(0.0, abs=1e-12)  # the equality row is moved to 1
+
+
+# ------------------------------------------------------------ a user's model without a dual
+@dataclass(frozen=True, eq=False)
+class UserLeastAbsolute(Model):
+    """min sum_i |y_i - x_i' beta| as an LP in (beta, t): a user's model, matrix layer only."""
+
+    data: Dataset
+    problem_class: ClassVar[ProblemClass] = ProblemClass.LP
+    layers: ClassVar[tuple[str, ...]] = ("matrix",)
+
+    def _build_matrix(self, form):
+        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
+        n, m = X.shape
+        eye = sp.eye_array(n, format="csc")
+        A = sp.vstack(
+            [sp.hstack([sp.csc_array(X), eye]), sp.hstack([sp.csc_array(-X), eye])], format="csc"
+        )
+        problem = MatrixProblem(
+            c=np.concatenate([np.zeros(m), np.ones(n)]),
+            A=A,
+            row_lower=np.concatenate([y, -y]),
+            row_upper=np.full(2 * n, np.inf),
+            lower=np.concatenate([np.full(m, -np.inf), np.zeros(n)]),
+            upper=np.full(m + n, np.inf),
+        )
+        return Formulation("matrix", problem, ProblemClass.LP, {"beta": slice(0, m)})
+
+    def objective(self, solution):
+        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
+        return float(np.abs(y - X @ solution["beta"]).sum())
+
+
+@dataclass(frozen=True, eq=False)
+class UserRidge(Model):
+    """min 1/2 |beta|^2 + 1/2 |r|^2 s.t. r = y - X beta: a user's QP with free variables."""
+
+    data: Dataset
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    layers: ClassVar[tuple[str, ...]] = ("matrix",)
+
+    def _build_matrix(self, form):
+        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
+        n, m = X.shape
+        A = sp.hstack([sp.csc_array(X), sp.eye_array(n, format="csc")], format="csc")
+        problem = MatrixProblem(
+            c=np.zeros(m + n),
+            A=A,
+            row_lower=y,
+            row_upper=y,
+            lower=np.full(m + n, -np.inf),
+            upper=np.full(m + n, np.inf),
+            P=sp.eye_array(m + n, format="csc"),
+        )
+        return Formulation("matrix", problem, ProblemClass.QP, {"beta": slice(0, m)})
+
+    def objective(self, solution):
+        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
+        beta = solution["beta"]
+        return float(0.5 * beta @ beta + 0.5 * np.sum((y - X @ beta) ** 2))
+
+
+def _data(seed=0, n=60, m=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    return Dataset(X=X, y=X @ np.arange(1.0, m + 1) + rng.laplace(size=n))
+
+
+@pytest.mark.parametrize("backend", ["matrix:highs", "matrix:clarabel", "matrix:scip"])
+def test_a_users_lp_without_a_dual_is_optimal_through_the_solvers_duals(backend):
+    model = UserLeastAbsolute(_data())
+    result = of.solve(model, Direct(), backend=backend)
+    assert result.status is of.Status.OPTIMAL, result.stats.get("safe_bound_how")
+    reference = of.solve(of.models.LADRegression(model.data, fit_intercept=False))
+    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert result.bound <= reference.objective * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("backend", ["matrix:clarabel", "matrix:osqp", "matrix:piqp"])
+def test_a_users_qp_with_free_variables_is_certified(backend):
+    model = UserRidge(_data())
+    result = of.solve(model, Direct(), backend=backend, tol=1e-9)
+    X, y = np.asarray(model.data.X), np.asarray(model.data.y)
+    beta = np.linalg.solve(X.T @ X + np.eye(X.shape[1]), X.T @ y)
+    optimum = model.objective({"beta": beta})
+    assert result.bound is not None, result.stats.get("safe_bound_how")
+    assert result.bound <= optimum * (1 + 1e-12)
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective == pytest.approx(optimum, rel=1e-6)
+
+
+class LyingHighs:
+    """HiGHS whose answer is moved off the optimum, duals and all, and still called optimal."""
+
+    def __init__(self, shift):
+        self.inner = _backend("matrix:highs")
+        self.shift = shift
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def solve(self, formulation, options):
+        raw = self.inner.solve(formulation, options)
+        primal = {k: v + self.shift for k, v in raw.values.primal.items()}
+        dual = {k: v * (1 + self.shift) for k, v in raw.values.dual.items()}
+        return replace(raw, values=replace(raw.values, primal=primal, dual=dual))
+
+
+def test_a_lying_back_end_cannot_make_a_users_model_optimal(monkeypatch):
+    from optframe.drivers import direct
+
+    model = UserLeastAbsolute(_data())
+    liar = LyingHighs(shift=0.05)
+    monkeypatch.setattr(direct, "resolve_backend", lambda *args, **kwargs: liar)
+    result = of.solve(model, Direct(), backend="matrix:highs")
+    reference = of.solve(of.models.LADRegression(model.data, fit_intercept=False))
+    assert result.stats["claimed_status"] == "optimal"
+    assert result.status is not of.Status.OPTIMAL
+    assert result.bound is None or result.bound <= reference.objective * (1 + 1e-9)
+
+
+def test_a_model_with_its_own_dual_keeps_it():
+    # LADRegression writes dual_bound: the safe bound is not even computed for it.
+    model = of.models.LADRegression(_data(), fit_intercept=False)
+    result = of.solve(model, Direct(form="primal"), backend="matrix:highs")
+    assert "safe_bound" not in result.stats
+    assert result.status is of.Status.OPTIMAL
