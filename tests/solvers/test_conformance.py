@@ -25,6 +25,7 @@ from optframe.result import Status
 from optframe.solvers import clarabel, highs, osqp, piqp, scip
 
 LP, QP, MILP, MIQP = ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP
+EXP = ProblemClass.EXP
 
 ALL_CLASSES = {LP, QP, MILP, MIQP}
 
@@ -36,7 +37,7 @@ EXPECTED = {
         ("pyomo", {LP, QP, MILP}, {LP, QP}),
     ],
     "osqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
-    "clarabel": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
+    "clarabel": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP, EXP}, {LP, QP, EXP})],
     "piqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "fn": [("matrix", {LP}, {LP})],
     "scip": [
