@@ -6,6 +6,7 @@ The front door is :func:`solve`. Models live in :mod:`optframe.models`, drivers 
 
 import optframe._numba_cache  # noqa: F401  first: a writable numba cache before any kernel
 from optframe.backend import Backend, BackendResult, SolveOptions
+from optframe.cvxpy_problem import CvxpyProblem, from_cvxpy
 from optframe.errors import (
     ConvergenceWarning,
     DataError,
@@ -31,6 +32,7 @@ __all__ = [
     "Backend",
     "BackendResult",
     "ConvergenceWarning",
+    "CvxpyProblem",
     "DataError",
     "Formulation",
     "IncompatibleBackend",
@@ -55,6 +57,7 @@ __all__ = [
     "UnknownBackend",
     "UnknownDriver",
     "__version__",
+    "from_cvxpy",
     "solve",
     "solve_path",
 ]

@@ -11,6 +11,7 @@ import numpy as np
 
 from optframe.backend import SolveOptions, threads_from_environment
 from optframe.certificate import certify, resolve_gap_tol
+from optframe.cvxpy_problem import from_cvxpy, is_cvxpy_problem, write_back
 from optframe.drivers.auto import choose
 from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
@@ -109,8 +110,11 @@ def solve(
 
     Parameters
     ----------
-    model : Model
-        The problem, declared once (see :mod:`optframe.models`).
+    model : Model or cvxpy.Problem
+        The problem, declared once (see :mod:`optframe.models`), or a user's
+        ``cvxpy.Problem`` as it is (:mod:`optframe.cvxpy_problem`: solved through its matrix
+        form where it has one and certified from the solver's duals; the values are written
+        back to its variables and ``problem.value``).
     driver : Driver or str
         ``"auto"`` (default: chosen from the model's structures and size by measured rules,
         :mod:`optframe.drivers.auto`; ``Result.driver`` says what ran and
@@ -166,8 +170,19 @@ def solve(
     >>> round(of.solve(model).objective, 6)
     1.5
     """
+    if is_cvxpy_problem(model):
+        problem_model = from_cvxpy(model)
+        result = solve(
+            problem_model, driver, backend, tol=tol, max_iter=max_iter, time_limit=time_limit,
+            threads=threads, verbose=verbose, callback=callback, solver_options=solver_options,
+            gap_tol=gap_tol,
+        )  # fmt: skip
+        write_back(problem_model, result.solution, result.objective)
+        return result
     if not isinstance(model, Model):
-        raise ModelError(f"solve() takes an optframe model; got {type(model).__name__}")
+        raise ModelError(
+            f"solve() takes an optframe model or a cvxpy.Problem; got {type(model).__name__}"
+        )
     checked = _check_arguments(
         backend, tol, max_iter, time_limit, threads, verbose, callback, solver_options, gap_tol
     )

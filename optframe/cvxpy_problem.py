@@ -1,0 +1,248 @@
+r"""A user's ``cvxpy.Problem`` as an optframe model: :func:`from_cvxpy` and :class:`CvxpyProblem`.
+
+``optframe.solve(problem)`` takes a ``cvxpy.Problem`` as it is. The problem becomes a model with
+two layers:
+
+``matrix`` (LPs, QPs and their mixed-integer forms)
+    cvxpy's own canonicalization for QP solvers (``problem.get_problem_data(cvxpy.OSQP)``):
+
+    .. math::
+
+        \min_x \tfrac12 x^\top P x + q^\top x + d
+        \quad\text{s.t.}\quad A x = b,\quad F x \le g,
+
+    where :math:`x` stacks the problem's variables (column-major, as cvxpy flattens them) and
+    the auxiliary variables of cvxpy's epigraph rewrites. Every matrix back-end takes it, and the
+    solver's duals are made into a proven bound by :mod:`optframe.safe_bound`: the result is
+    ``OPTIMAL`` exactly when that bound closes the gap, whichever solver ran.
+``cvxpy``
+    The problem itself, for the cvxpy back-ends (and the cone programs that have no matrix
+    form: their results have no bound of optframe's own yet, so they are ``CONVERGED``).
+
+The objective the certificate uses is the problem's own expression, evaluated at the solution's
+values; the solution is keyed by the variables' names. After :func:`optframe.solve`, the values
+are written back to the problem's variables and ``problem.value``, as ``problem.solve()`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.errors import ModelError
+from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
+
+__all__ = ["CvxpyProblem", "from_cvxpy", "is_cvxpy_problem", "write_back"]
+
+
+def is_cvxpy_problem(value: Any) -> bool:
+    """Whether ``value`` is a ``cvxpy.Problem`` (without importing cvxpy for other values)."""
+    module = type(value).__module__ or ""
+    if not module.startswith("cvxpy"):
+        return False
+    import cvxpy as cp
+
+    return isinstance(value, cp.Problem)
+
+
+def _names(problem: Any) -> dict[str, Any]:
+    """The problem's variables by name; duplicate names get ``#id`` appended."""
+    variables = problem.variables()
+    counts: dict[str, int] = {}
+    for v in variables:
+        counts[v.name()] = counts.get(v.name(), 0) + 1
+    return {(v.name() if counts[v.name()] == 1 else f"{v.name()}#{v.id}"): v for v in variables}
+
+
+@dataclass(frozen=True, eq=False)
+class CvxpyProblem(Model):
+    r"""A user's ``cvxpy.Problem``, solved by optframe's back-ends and certified by its bound.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        A DCP problem with a ``Minimize`` objective (write ``Minimize(-f)`` for ``Maximize(f)``).
+        Parameters keep the values they have when the problem is built.
+
+    Notes
+    -----
+    The problem class follows cvxpy's analysis: LP or QP (``problem.is_qp()``), MILP or MIQP
+    with integer or boolean variables, and EXP (a cone program, solved by Clarabel through
+    cvxpy) otherwise. See the module docstring for the two layers.
+    """
+
+    forms: ClassVar[tuple[str, ...]] = ("primal",)
+    always_feasible_and_bounded: ClassVar[bool] = False
+
+    problem: Any
+    _variables: dict[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not is_cvxpy_problem(self.problem):
+            raise ModelError(
+                f"CvxpyProblem takes a cvxpy.Problem; got {type(self.problem).__name__}"
+            )
+        import cvxpy as cp
+
+        if not isinstance(self.problem.objective, cp.Minimize):
+            raise ModelError(
+                "optframe minimizes: write the problem as cvxpy.Minimize(-f) instead of "
+                "cvxpy.Maximize(f) (the objective then is -f's value)"
+            )
+        if not self.problem.is_dcp():
+            raise ModelError(
+                "the cvxpy problem is not DCP (disciplined convex), so no solver can take it; "
+                "problem.is_dcp() is False"
+            )
+        object.__setattr__(self, "_variables", _names(self.problem))
+
+    @property
+    def name(self) -> str:
+        """``CvxpyProblem``."""
+        return "CvxpyProblem"
+
+    @cached_property
+    def _is_qp(self) -> bool:
+        return bool(self.problem.is_qp())
+
+    @property  # type: ignore[override]
+    def problem_class(self) -> ProblemClass:  # type: ignore[override]
+        """LP, QP, MILP, MIQP, or EXP for any other cone program."""
+        integer = self.problem.is_mixed_integer()
+        if not self._is_qp:
+            if integer:
+                raise ModelError(
+                    "a mixed-integer cone program (beyond QP) has no back-end in optframe"
+                )
+            return ProblemClass.EXP
+        quadratic = not self.problem.objective.expr.is_affine()
+        if integer:
+            return ProblemClass.MIQP if quadratic else ProblemClass.MILP
+        return ProblemClass.QP if quadratic else ProblemClass.LP
+
+    @property  # type: ignore[override]
+    def layers(self) -> tuple[str, ...]:  # type: ignore[override]
+        """``("matrix", "cvxpy")`` for LPs and QPs, ``("cvxpy",)`` for other cone programs."""
+        return ("matrix", "cvxpy") if self._is_qp and self._matrix_data is not None else ("cvxpy",)
+
+    @property
+    def n_samples(self) -> int:
+        """0: the problem has no data set of optframe's."""
+        return 0
+
+    # ------------------------------------------------------------------------- the layers
+    def _build_cvxpy(self, form: str) -> Formulation:
+        return Formulation("cvxpy", self.problem, self.problem_class, dict(self._variables))
+
+    @cached_property
+    def _matrix_data(self) -> tuple[MatrixProblem, dict[str, slice]] | None:
+        """The QP canonicalization of cvxpy as a MatrixProblem, and each variable's columns."""
+        import cvxpy as cp
+
+        try:
+            data, _, _ = self.problem.get_problem_data(cp.OSQP)
+        except (cp.error.SolverError, cp.error.DCPError, ValueError):
+            return None
+        stuffed = data["param_prob"]
+        offset = float(np.asarray(stuffed.apply_parameters(quad_obj=True)[2]).sum())
+        columns = {}
+        for name, variable in self._variables.items():
+            start = stuffed.var_id_to_col.get(variable.id)
+            if start is None:  # replaced by a reduction (an attribute such as nonneg=True)
+                return None
+            columns[name] = slice(start, start + variable.size)
+        n = int(data["n_var"])
+        lower = np.full(n, -np.inf)
+        upper = np.full(n, np.inf)
+        for bounds, side in ((data.get("lower_bounds"), lower), (data.get("upper_bounds"), upper)):
+            if bounds is not None:
+                side[:] = np.asarray(bounds, dtype=np.float64)
+        integrality = np.zeros(n, dtype=bool)
+        for key in ("bool_vars_idx", "int_vars_idx"):
+            integrality[np.asarray(data.get(key, []), dtype=np.intp)] = True
+        for index in np.asarray(data.get("bool_vars_idx", []), dtype=np.intp):
+            lower[index], upper[index] = max(lower[index], 0.0), min(upper[index], 1.0)
+        n_eq, n_ineq = int(data["n_eq"]), int(data["n_ineq"])
+        P = sp.csc_array(data["P"]) if data["P"] is not None else None
+        problem = MatrixProblem(
+            c=np.asarray(data["q"], dtype=np.float64),
+            A=sp.vstack([sp.csc_array(data["A"]), sp.csc_array(data["F"])], format="csc"),
+            row_lower=np.concatenate([np.asarray(data["b"], float), np.full(n_ineq, -np.inf)]),
+            row_upper=np.concatenate([np.asarray(data["b"], float), np.asarray(data["G"], float)]),
+            lower=lower,
+            upper=upper,
+            P=P if P is not None and P.nnz else None,
+            integrality=integrality if integrality.any() else None,
+            offset=offset,
+        )
+        if problem.n_rows != n_eq + n_ineq:
+            return None
+        return problem, columns
+
+    def _build_matrix(self, form: str) -> Formulation:
+        built = self._matrix_data
+        if built is None:
+            raise ModelError("this cvxpy problem has no matrix form (it is not an LP or a QP)")
+        problem, columns = built
+        shapes = {name: v.shape for name, v in self._variables.items()}
+
+        def recover(raw: RawSolution) -> dict[str, NDArray[np.float64]]:
+            return {
+                name: np.asarray(raw.primal[name], dtype=np.float64).reshape(
+                    shapes[name], order="F"
+                )
+                for name in columns
+            }
+
+        return Formulation("matrix", problem, problem.problem_class, dict(columns), recover=recover)
+
+    # ------------------------------------------------------------------- the oracle
+    def _assign(self, solution: Solution) -> None:
+        for name, variable in self._variables.items():
+            if name not in solution:
+                raise ModelError(f"the solution has no value for the variable {name!r}")
+            variable.value = np.asarray(solution[name], dtype=np.float64).reshape(variable.shape)
+
+    def objective(self, solution: Solution) -> float:
+        """The problem's objective expression at the solution's values."""
+        self._assign(solution)
+        value = self.problem.objective.expr.value
+        return math.nan if value is None else float(np.asarray(value).sum())
+
+    def violation(self, solution: Solution) -> float:
+        """The largest violation of the problem's constraints at the solution."""
+        self._assign(solution)
+        worst = 0.0
+        for constraint in self.problem.constraints:
+            amount = np.asarray(constraint.violation(), dtype=np.float64)
+            if amount.size:
+                worst = max(worst, float(np.max(amount)))
+        return worst
+
+    def decision_function(self, solution: Solution, X: Any) -> NDArray[np.float64]:
+        """Not defined: a cvxpy problem is not a prediction model."""
+        raise ModelError("a cvxpy problem has no decision function (it predicts nothing)")
+
+
+def from_cvxpy(problem: Any) -> CvxpyProblem:
+    """The optframe model of a ``cvxpy.Problem`` (for :func:`optframe.solve`, ``compare``).
+
+    Raises
+    ------
+    ModelError
+        If ``problem`` is not a DCP ``cvxpy.Problem`` with a ``Minimize`` objective.
+    """
+    return CvxpyProblem(problem)
+
+
+def write_back(model: CvxpyProblem, solution: Solution, objective: float) -> None:
+    """Write the solution's values to the problem's variables and ``problem.value``."""
+    if solution:
+        model._assign(solution)
+    model.problem._value = objective if solution and math.isfinite(objective) else None
