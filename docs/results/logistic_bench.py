@@ -2,7 +2,7 @@
 
 Jobs: the logistic loss with the ridge penalty, C = 1 and C = 10, the bias as a penalized feature
 of value 1 (LIBLINEAR's ``-B 1``, scikit-learn's ``intercept_scaling=1``), on a9a (32,561 x 123,
-sparse) and ijcnn1 (49,990 x 22, dense). The objective of every method is
+sparse) and ijcnn1 (49,990 x 22, LIBSVM rows: CSR). The objective of every method is
 
     1/2 |w|^2 + 1/2 b^2 + C sum_i log(1 + exp(-y_i (x_i'w + b))),
 
@@ -17,8 +17,9 @@ recomputed here from each method's coefficients with one formula. Methods:
 * optframe Direct (the exponential-cone program on Clarabel through CVXPY) once per job with
   ``--direct``: the reference where it finishes.
 
-Times are medians of ``--repeats`` runs after a warm-up (numba's kernels compiled before any
-timing); every thread pool is limited to one thread. Run from the repository root::
+Times are medians of ``--repeats`` rounds after a warm-up (numba's kernels compiled before any
+timing); each round runs every method once, in turn, so a change in the machine's load falls on
+all of them alike; every thread pool is limited to one thread. Run from the repository root::
 
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/logistic_bench.py --out docs/results/logistic.md --direct
@@ -59,54 +60,70 @@ def objective(Xb, y, w, C):
     return 0.5 * float(w @ w) + C * float(np.logaddexp(0.0, -margins).sum())
 
 
-def timed(run, repeats):
-    """The median wall seconds of ``repeats`` calls of ``run`` and its last output."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+def methods(X, Xb, y, C, direct):
+    """``(label, run, repeats)`` of every method; ``run()`` returns ``(w, result or None)``."""
+    from sklearn.linear_model import LogisticRegression
 
-
-def optframe_runs(Xb, y, C, repeats, direct):
-    """DCD at two gap tolerances, auto's choice, and Direct on Clarabel once (``direct``)."""
     data = Dataset(X=Xb, y=y)
 
     def model():
         return EmpiricalRisk(data, Logistic(), C=C, fit_intercept=False)
 
-    of.solve(model(), DCD(), max_iter=2)  # compile (or load) the kernels outside the timing
-    rows = []
-    for tol in (1e-6, 1e-9):
-        seconds, result = timed(lambda tol=tol: of.solve(model(), DCD(), tol=tol), repeats)
-        label = f"optframe DCD (gap {tol:g})"
-        rows.append((label, seconds, np.asarray(result.solution["w"]), result))
-    seconds, result = timed(lambda: of.solve(model()), repeats)
-    label = f"optframe `of.solve(model)` (auto: {result.driver})"
-    rows.append((label, seconds, np.asarray(result.solution["w"]), result))
-    if direct:
-        seconds, result = timed(lambda: of.solve(model(), "direct", time_limit=900), 1)
-        label = f"optframe Direct ({result.backend})"
-        rows.append((label, seconds, np.asarray(result.solution["w"]), result))
-    return rows
+    def optframe_run(**options):
+        def run():
+            result = of.solve(model(), **options)
+            return np.asarray(result.solution["w"]), result
 
+        return run
 
-def liblinear_runs(X, y, C, repeats):
-    """LIBLINEAR's dual solver of logistic regression (``-s 7``, bias 1) at two tolerances."""
-    from sklearn.linear_model import LogisticRegression
-
-    rows = []
-    for tol in (1e-4, 1e-8):
+    def liblinear_run(tol):
         est = LogisticRegression(
             solver="liblinear", dual=True, C=C, tol=tol, fit_intercept=True,
             intercept_scaling=1.0, max_iter=1_000_000,
         )  # fmt: skip
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            seconds, fitted = timed(lambda est=est: est.fit(X, y), repeats)
-        w = np.r_[fitted.coef_.ravel(), fitted.intercept_]  # the bias feature has value 1
-        rows.append((f"LIBLINEAR -s 7 (tol {tol:g})", seconds, w, None))
+
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            return np.r_[est.coef_.ravel(), est.intercept_], None  # the bias feature is 1
+
+        return run
+
+    rows = [
+        ("optframe DCD (gap 1e-06)", optframe_run(driver=DCD(), tol=1e-6), None),
+        ("optframe DCD (gap 1e-09)", optframe_run(driver=DCD(), tol=1e-9), None),
+        ("optframe `of.solve(model)` (auto)", optframe_run(), None),
+        ("LIBLINEAR -s 7 (tol 0.0001)", liblinear_run(1e-4), None),
+        ("LIBLINEAR -s 7 (tol 1e-08)", liblinear_run(1e-8), None),
+    ]
+    if direct:
+        rows.append(("optframe Direct", optframe_run(driver="direct", time_limit=900), 1))
+    return rows
+
+
+def run_job(X, Xb, y, C, repeats, direct):
+    """Every method, ``repeats`` rounds (Direct once); ``(label, median seconds, w, result)``."""
+    of.solve(EmpiricalRisk(Dataset(X=Xb, y=y), Logistic(), fit_intercept=False), DCD(), max_iter=2)
+    listed = methods(X, Xb, y, C, direct)
+    times: dict[str, list[float]] = {label: [] for label, _, _ in listed}
+    last: dict[str, tuple] = {}
+    for round_ in range(repeats):
+        for label, run, limit in listed:
+            if limit is not None and round_ >= limit:
+                continue
+            start = time.perf_counter()
+            last[label] = run()
+            times[label].append(time.perf_counter() - start)
+    rows = []
+    for label, _, _ in listed:
+        w, result = last[label]
+        shown = label
+        if label.endswith("(auto)"):
+            shown = label.replace("(auto)", f"(auto: {result.driver})")
+        elif label == "optframe Direct":
+            shown = f"optframe Direct ({result.backend})"
+        rows.append((shown, statistics.median(times[label]), w, result))
     return rows
 
 
@@ -127,8 +144,7 @@ def main() -> None:
         X = sp.csr_array(data.X) if sp.issparse(data.X) else np.asarray(data.X, dtype=np.float64)
         y = np.where(np.asarray(data.y) > 0, 1.0, -1.0)
         Xb = with_bias(X)
-        rows = optframe_runs(Xb, y, C, args.repeats, args.direct)
-        rows += liblinear_runs(X, y, C, args.repeats)
+        rows = run_job(X, Xb, y, C, args.repeats, args.direct)
         values = [objective(Xb, y, w, C) for _, _, w, _ in rows]
         best = min(values)
         dcd_seconds = rows[0][1]
@@ -136,14 +152,14 @@ def main() -> None:
         lines.append(f"\n### {name} ({X.shape[0]:,} x {X.shape[1]} + 1, {kind}), C = {C:g}\n")
         lines.append(
             "| method | seconds | ratio to DCD | objective | above the best | certified gap "
-            "| status | epochs |"
+            "| status | iterations |"
         )
         lines.append("|---|---:|---:|---:|---:|---:|---|---:|")
         for (label, seconds, _, result), value in zip(rows, values, strict=True):
             above = (value - best) / max(1.0, abs(best))
             gap = "-" if result is None else f"{result.gap:.1e}"
             status = "-" if result is None else result.status.value
-            epochs = "-" if result is None else str(result.iterations)
+            epochs = "-" if result is None else str(result.iterations)  # epochs, or IPM steps
             lines.append(
                 f"| {label} | {seconds:.3f} | {seconds / dcd_seconds:.2f} | {value:.10g} | "
                 f"{above:.1e} | {gap} | {status} | {epochs} |"
@@ -154,9 +170,10 @@ def main() -> None:
         handle.write("# L2 logistic regression: DCD against LIBLINEAR\n\n")
         handle.write(__doc__.split("\n\n", 1)[1].split("Times are medians")[0])
         handle.write(
-            f"Times are medians of {args.repeats} runs (Direct: one run) after a warm-up, one "
-            "thread (`OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=NUMBA_NUM_THREADS=1`), all methods "
-            "side by side in one run. Rerun:\n\n"
+            f"Times are medians of {args.repeats} rounds (Direct: one run) after a warm-up; each "
+            "round runs every method once, in turn; one thread "
+            "(`OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=NUMBA_NUM_THREADS=1`). Iterations are DCD's "
+            "epochs and Clarabel's interior-point steps. Rerun:\n\n"
             "```sh\nexport OPTFRAME_DATA=../shared/datasets\n"
             ".venv/bin/python docs/results/logistic_bench.py --out docs/results/logistic.md "
             "--direct\n```\n\n"
