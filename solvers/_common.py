@@ -499,11 +499,14 @@ class RawOutcome:
     has_solution: bool | None = None
 
 
+SolverOpts = dict[str, Any] | Callable[[SolveOptions], dict[str, Any]]
+
+
 def solve_cvxpy(
     formulation: Formulation,
     options: SolveOptions,
     solver: str,
-    solver_opts: dict[str, Any],
+    solver_opts: SolverOpts,
     read_raw: Callable[[Any], RawOutcome | None],
     duals: bool,
     always: bool = False,
@@ -511,9 +514,15 @@ def solve_cvxpy(
 ) -> BackendResult:
     """Solve a cvxpy formulation with ``solver`` and normalize the outcome.
 
-    ``solver_opts`` (a fresh dict: cvxpy's interfaces pop and add keys in it) goes to
-    ``Problem.solve``. ``read_raw`` reads the solver's own status, objective and bound from what
-    cvxpy kept of its raw output; cvxpy's status is the fallback. The bound is shifted by the
+    cvxpy compiles the problem first (``Problem.get_problem_data``), then the solver runs on
+    its data (``solve_via_data``) and the results are unpacked, as ``Problem.solve`` does. The
+    compilation counts against the time limit: a limit it used up gives ``TIME_LIMIT`` before
+    the solver starts. ``solver_opts`` is the solver's options (a fresh dict: cvxpy's
+    interfaces pop and add keys in it), or a function of the options that makes them, called
+    with the time the compilation left (so the solver's own time limit is what is left).
+    ``read_raw`` reads the solver's own status, objective and bound from what cvxpy kept of its
+    raw output (on a failure cvxpy keeps no stats: the raw output is then in
+    ``problem._optframe_raw``); cvxpy's status is the fallback. The bound is shifted by the
     constant cvxpy keeps outside the solver (``problem.value - raw objective``). ``duals`` says
     whether to read the constraints' duals (the back-end returns them for this problem class).
     The solve (cvxpy's compilation included) runs in a child process (:func:`stoppable`) when
@@ -532,24 +541,45 @@ def _solve_cvxpy(
     formulation: Formulation,
     options: SolveOptions,
     solver: str,
-    solver_opts: dict[str, Any],
+    solver_opts: SolverOpts,
     read_raw: Callable[[Any], RawOutcome | None],
     duals: bool,
 ) -> BackendResult:
     clock = Clock()
-    if in_child:  # settings a back-end asks for in a forked child (its solve runs here)
-        solver_opts = {**solver_opts, **CHILD_SETTINGS.get(solver, {})}
+
+    def opts_for(given: SolveOptions) -> dict[str, Any]:
+        chosen = dict(solver_opts(given) if callable(solver_opts) else solver_opts)
+        if in_child:  # settings a back-end asks for in a forked child (its solve runs here)
+            chosen.update(CHILD_SETTINGS.get(solver, {}))
+        return chosen
+
     problem = formulation.problem
     cache = getattr(problem, "_solver_cache", None)
     if isinstance(cache, dict):
         cache.pop(solver, None)  # never read a previous solve's raw output
+    problem._optframe_raw = None
     try:
         with warnings.catch_warnings(), quiet(options.verbose):
             # cvxpy warns about inaccurate or limited solves; the status says it, quietly.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             if not options.verbose:  # numpy's, from cvxpy's bound propagation meeting 0 * inf
                 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"cvxpy\.")
-            problem.solve(solver=solver, verbose=options.verbose, **solver_opts)
+            # Problem.solve in its steps, so that the compilation counts against the limit
+            data, chain, inverse = problem.get_problem_data(
+                solver, verbose=options.verbose, solver_opts=opts_for(options)
+            )
+            timed = time_left(options, clock)
+            if timed is None:
+                return BackendResult(
+                    Status.TIME_LIMIT,
+                    None,
+                    seconds=clock(),
+                    message=f"cvxpy {solver}: time limit reached while cvxpy compiled the "
+                    f"problem ({clock():.3g} s); not solved",
+                )
+            output = chain.solve_via_data(problem, data, True, options.verbose, opts_for(timed))
+            problem._optframe_raw = output
+            problem.unpack_results(output, chain, inverse)
         raw = read_raw(problem)
     except Exception as exc:  # solver failures are statuses
         return _cvxpy_failure(problem, exc, clock(), solver, read_raw)

@@ -267,8 +267,12 @@ class ClarabelCvxpyBackend(Backend):
                 text,
             )
 
-        settings = clarabel_settings(options)
-        del settings["verbose"]  # cvxpy passes its own verbose flag
+        def settings(timed: SolveOptions) -> dict[str, Any]:
+            # time_limit: what cvxpy's compilation left; cvxpy passes its own verbose flag
+            chosen = clarabel_settings(timed)
+            del chosen["verbose"]
+            return chosen
+
         return solve_cvxpy(
             formulation,
             options,

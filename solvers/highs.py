@@ -517,7 +517,7 @@ class HighsCvxpyBackend(Backend):
             formulation,
             options,
             "HIGHS",
-            {"highs_options": highs_options(options)},
+            lambda timed: {"highs_options": highs_options(timed)},  # the time compiling left
             read_raw,
             duals=formulation.problem_class in self.duals,
             always=True,  # cvxpy's HiGHS cannot be stopped by Ctrl-C in a MIP

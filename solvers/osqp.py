@@ -226,8 +226,12 @@ class OsqpCvxpyBackend(Backend):
                 str(info.status),
             )
 
-        cvxpy_settings = dict(settings)
-        del cvxpy_settings["verbose"]  # cvxpy passes its own verbose flag
+        def cvxpy_settings(timed: SolveOptions) -> dict[str, Any]:
+            # time_limit: what cvxpy's compilation left; cvxpy passes its own verbose flag
+            chosen = dict(osqp_settings(timed))
+            del chosen["verbose"]
+            return chosen
+
         return solve_cvxpy(
             formulation,
             options,

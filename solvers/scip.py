@@ -401,9 +401,12 @@ class ScipCvxpyBackend(Backend):
         self.check_available()
 
         def read_raw(problem: Any) -> RawOutcome | None:
-            # cvxpy's SCIP interface keeps its raw output, with the pyscipopt model, in
-            # solver_stats.extra_stats.
-            raw = problem.solver_stats.extra_stats if problem.solver_stats else None
+            # cvxpy's SCIP interface returns its raw output with the pyscipopt model (kept by
+            # solve_cvxpy even when cvxpy raised: a time limit without a solution is cvxpy's
+            # "solver_error"), and keeps it in solver_stats.extra_stats after a success.
+            raw = getattr(problem, "_optframe_raw", None)
+            if not isinstance(raw, dict) or "model" not in raw:
+                raw = problem.solver_stats.extra_stats if problem.solver_stats else None
             if not isinstance(raw, dict) or "model" not in raw:
                 return None
             return _outcome(raw["model"])
@@ -416,7 +419,7 @@ class ScipCvxpyBackend(Backend):
                     formulation,
                     options,
                     "SCIP",
-                    scip_params(options),
+                    scip_params,  # limits/time: what cvxpy's compilation left
                     read_raw,
                     duals=formulation.problem_class in self.duals,
                     preload=self.requires,

@@ -66,3 +66,25 @@ def test_aid_counts_its_set_up(limit):
     assert wall <= 1.1 * limit + 0.5, f"{wall:.2f} s"
     assert "certificate_skipped" in result.stats
     assert result.bound is None
+
+
+def test_direct_on_cvxpy_holds_the_limit_with_the_build_and_compilation():
+    model = LADRegression(_lad(100_000, 20))
+    result, wall = _timed(model, "direct", backend="cvxpy:clarabel", time_limit=LIMIT)
+    assert result.status is Status.TIME_LIMIT
+    assert wall <= WALL, f"{wall:.2f} s"
+
+
+def test_cvxpy_compilation_counts_against_the_limit():
+    # the compilation took the limit; SCIP then got it all again, stopped at once without a
+    # point, and cvxpy's "solver_error" for that became ERROR
+    result, _ = _timed(LADRegression(_lad(300, 10)), "direct", backend="cvxpy:scip",
+                       time_limit=0.01)  # fmt: skip
+    assert result.status is Status.TIME_LIMIT, result.stats["solver_status"]
+
+
+def test_cvxpy_scip_stopped_by_its_own_time_limit_is_time_limit():
+    result, _ = _timed(LADRegression(_lad(300, 10)), "direct", backend="cvxpy:scip",
+                       solver_options={"limits/time": 0.001})  # fmt: skip
+    assert result.status is Status.TIME_LIMIT, result.stats["solver_status"]
+    assert "timelimit" in result.stats["solver_status"]
