@@ -15,14 +15,15 @@ recomputed here from each method's coefficients with one formula. Methods:
 * LIBLINEAR ``-s 7`` through ``LogisticRegression(solver="liblinear", dual=True)`` at its default
   tol 1e-4 and at 1e-8 (``max_iter`` high enough that the tolerance, not the cap, stops it);
 * optframe Direct (the exponential-cone program on Clarabel through CVXPY) once per job with
-  ``--direct``: the reference where it finishes.
+  ``--direct``: the reference where it finishes; with ``--crossover`` also DCD against Direct
+  on the first 500 to 8,000 rows of a9a.
 
 Times are medians of ``--repeats`` rounds after a warm-up (numba's kernels compiled before any
 timing); each round runs every method once, in turn, so a change in the machine's load falls on
 all of them alike; every thread pool is limited to one thread. Run from the repository root::
 
     export OPTFRAME_DATA=../shared/datasets
-    .venv/bin/python docs/results/logistic_bench.py --out docs/results/logistic.md --direct
+    .venv/bin/python docs/results/logistic_bench.py --direct --crossover --repeats 5
 """
 
 from __future__ import annotations
@@ -127,6 +128,32 @@ def run_job(X, Xb, y, C, repeats, direct):
     return rows
 
 
+def crossover(repeats, sizes=(500, 2_000, 8_000)):
+    """DCD against Direct on the first rows of a9a (bias as a feature, C = 1): table lines."""
+    data = load_dataset("a9a")
+    Xb = with_bias(sp.csr_array(data.X))
+    y = np.where(np.asarray(data.y) > 0, 1.0, -1.0)
+    lines = [
+        "\n### DCD against Direct on the first rows of a9a (C = 1): the size rule of `auto`\n",
+        "| rows | DCD seconds | Direct seconds | Direct / DCD | both optimal |",
+        "|---:|---:|---:|---:|---|",
+    ]
+    for n in sizes:
+        model = EmpiricalRisk(Dataset(X=Xb[:n], y=y[:n]), Logistic(), fit_intercept=False)
+        times: dict[str, list[float]] = {"dcd": [], "direct": []}
+        statuses = set()
+        for _ in range(repeats):
+            for name, driver in (("dcd", DCD()), ("direct", "direct")):
+                start = time.perf_counter()
+                result = of.solve(model, driver)
+                times[name].append(time.perf_counter() - start)
+                statuses.add(result.status.value)
+        dcd, direct = (statistics.median(times[k]) for k in ("dcd", "direct"))
+        both = "yes" if statuses == {"optimal"} else ", ".join(sorted(statuses))
+        lines.append(f"| {n:,} | {dcd:.3f} | {direct:.3f} | {direct / dcd:.0f} | {both} |")
+    return lines
+
+
 def main() -> None:
     """Run every job and write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -134,6 +161,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--direct", action="store_true", help="also Direct on Clarabel, once")
     parser.add_argument("--jobs", default="a9a:1,a9a:10,ijcnn1:1,ijcnn1:10")
+    parser.add_argument(
+        "--crossover", action="store_true", help="also DCD against Direct on 500 to 8,000 rows"
+    )
     args = parser.parse_args()
     env = environment()
     load_before = os.getloadavg()
@@ -165,6 +195,9 @@ def main() -> None:
                 f"{above:.1e} | {gap} | {status} | {epochs} |"
             )
         print("\n".join(lines[-len(rows) - 3 :]), flush=True)
+    if args.crossover:
+        lines += crossover(args.repeats)
+        print("\n".join(lines[-6:]), flush=True)
     load_after = os.getloadavg()
     with open(args.out, "w") as handle:
         handle.write("# L2 logistic regression: DCD against LIBLINEAR\n\n")
@@ -175,8 +208,8 @@ def main() -> None:
             "(`OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=NUMBA_NUM_THREADS=1`). Iterations are DCD's "
             "epochs and Clarabel's interior-point steps. Rerun:\n\n"
             "```sh\nexport OPTFRAME_DATA=../shared/datasets\n"
-            ".venv/bin/python docs/results/logistic_bench.py --out docs/results/logistic.md "
-            "--direct\n```\n\n"
+            ".venv/bin/python docs/results/logistic_bench.py --direct --crossover --repeats 5"
+            "\n```\n\n"
         )
         handle.write(
             f"Run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
