@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from optframe.drivers import smo_core as core
 from optframe.drivers.kernel_cache import cache_slots
+from optframe.drivers.pacing import Pacer
 from optframe.kernel_sums import kernel_sums, points
 
 
@@ -96,11 +97,14 @@ class CoresetSteps:
         core.build_columns(tuple(self.Z))
 
     # ------------------------------------------------------------------------------- solve
-    def solve(self, prob: Any, tol: float, max_steps: int) -> tuple[float, int, float]:
+    def solve(
+        self, prob: Any, tol: float, max_steps: int, deadline: float | None = None
+    ) -> tuple[float, int, float]:
         r"""Minimize :math:`\alpha^\top\tilde K\alpha` on the coreset from the problem's state.
 
         Reads :math:`\alpha` and :math:`s` on the coreset from the problem, writes them back;
-        returns ``(R, steps, gap)`` with :math:`R = \alpha^\top s`.
+        returns ``(R, steps, gap)`` with :math:`R = \alpha^\top s`. With a ``deadline``
+        (``time.perf_counter()``) the steps run in chunks paced to end by it, and stop there.
         """
         self.follow(prob)
         q = self.q
@@ -111,15 +115,26 @@ class CoresetSteps:
         self.counters[core.ACTIVE] = q
         terms = (self.sign[:q], 1.0, self.ridge, False)
         zeros, ones = self.zeros[:q], self.ones[:q]
-        _, steps, gap, _ = core.run_chunk(
-            tuple(self.Z), self.sqn[:q], self.kind, self.gamma, self.coef0, self.degree, terms,
-            self.diag[:q], ones, zeros, ones, zeros, zeros, zeros, x, G,
-            np.arange(q, dtype=np.int64), np.empty((5, q)), self.cache, self.counters,
-            np.empty(q), float(tol), int(max_steps), True, False, False, q, 1e-12, core.SERIAL,
-        )  # fmt: skip
+        perm, work, buf = np.arange(q, dtype=np.int64), np.empty((5, q)), np.empty(q)
+        pacer = Pacer(deadline, 0.0) if deadline is not None else None
+        steps, gap = 0, float("inf")
+        while steps < max_steps:
+            budget = max_steps - steps if pacer is None else pacer.budget(max_steps - steps)
+            code, done, gap, _ = core.run_chunk(
+                tuple(self.Z), self.sqn[:q], self.kind, self.gamma, self.coef0, self.degree,
+                terms, self.diag[:q], ones, zeros, ones, zeros, zeros, zeros, x, G, perm, work,
+                self.cache, self.counters, buf, float(tol), int(budget), True, False, False, q,
+                1e-12, core.SERIAL,
+            )  # fmt: skip
+            steps += int(done)
+            if pacer is None or code != 0:  # converged or stalled (or the whole budget ran)
+                break
+            pacer.done(int(done))
+            if pacer.expired():
+                break
         prob.alpha[members] = x
         prob.s[members] = G
-        return float(x @ G), int(steps), float(gap)
+        return float(x @ G), steps, float(gap)
 
     def gradient(self, prob: Any) -> NDArray[np.float64]:
         r""":math:`s = \tilde K\alpha` on the coreset, in the coreset's order.

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
 from optframe.capabilities import SimplexQP, Structure
-from optframe.certificate import DEFAULT_GAP_TOL
+from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import fw_core as core
 from optframe.drivers._checks import (
     Choice,
@@ -59,6 +59,16 @@ MEBDual = SimplexQP
 
 # Dense copy of the points when at least this fraction of the entries is nonzero.
 DENSE_FILL = 0.25
+#: The smallest radius threshold a tightened rule uses, relative to Delta^2 / g (the rounding
+#: of delta_plus = 2 (R - s_i) / g, whose terms are of the size of Delta^2).
+THRESHOLD_FLOOR = 1e-13
+#: Tightenings of the radius rule at most in one run (each by a factor of 10 or more).
+MAX_TIGHTENINGS = 12
+#: A stop by the radius rule is taken when the certificate's relative gap is at most this
+#: times the rule's threshold (the accuracy its eps asks for) or the gap tolerance; a gap
+#: farther open (shifted data, where g dwarfs the objective) tightens the rule to the gap
+#: tolerance.
+FAR_GAP = 10.0
 # Columns computed by one matrix product when an exact pass needs uncached ones (store_block).
 PREFETCH_BLOCK = 256
 
@@ -219,9 +229,12 @@ class Problem:
         R = self.R
         return 2.0 * (R - float(self.s[i])) / max(self.delta2 - R, 1e-300)
 
-    def smo(self, tol: float, max_steps: int) -> float:
-        """Solve the coreset-restricted problem by SMO's loop (:mod:`.coreset`); the final gap."""
-        R, steps, gap = self.steps.solve(self, tol, max_steps)
+    def smo(self, tol: float, max_steps: int, deadline: float | None = None) -> float:
+        """Solve the coreset-restricted problem by SMO's loop (:mod:`.coreset`); the final gap.
+
+        It stops at ``deadline`` (``time.perf_counter()``) if one is given.
+        """
+        R, steps, gap = self.steps.solve(self, tol, max_steps, deadline)
         self.sc[core.S_R] = R
         self.counters[core.SMO_STEPS] += steps
         return gap
@@ -246,6 +259,35 @@ class Problem:
         self.alpha /= self.alpha.sum()
         self.set_core(alive)
         self.core_s()
+
+    def open_gap(self, model: Model) -> float:
+        r"""The relative gap of the model's objective at ``alpha`` over the bracket's lower end.
+
+        Needs :math:`s = \tilde K\alpha` exact on every point (after an exact search or a full
+        pass). The objective is the structure's O(m) ``objective`` when it has one, else the
+        model's at the recovered solution.
+        """
+        best = int(core.argmin(self.s))
+        low, _ = self.bracket(float(self.s[best]))
+        if self.dual.objective is not None:
+            objective = float(self.dual.objective(self.alpha, self.s))
+        else:
+            objective = float(model.objective(self.dual.recover(self.alpha.copy())))
+        if not (math.isfinite(objective) and math.isfinite(low)):
+            return 0.0  # nothing to compare: the certificate judges
+        return gap_of(objective, low, model.gap_scale(objective, low))
+
+    def tightened(self, thr: float, gap: float, gap_tol: float) -> float | None:
+        r"""A tighter threshold for a rule whose stop left ``gap`` open, or ``None`` at the floor.
+
+        The bracket's width is linear in :math:`\delta_+`, so the threshold shrinks by the
+        factor the gap must (at least 10); never below the rounding of
+        :math:`\delta_+ = 2(R - s_i)/g` (:data:`THRESHOLD_FLOOR` times :math:`\Delta^2/g`).
+        """
+        floor = THRESHOLD_FLOOR * max(1.0, self.delta2 / max(self.delta2 - self.R, 1e-300))
+        if thr <= floor:
+            return None
+        return max(floor, thr * min(0.1, 0.5 * gap_tol / gap))
 
     def bracket(self, s_min: float) -> tuple[float, float]:
         """The certified range of the model's optimum from R* in [2 s_min - R, R] (section 3)."""
@@ -638,6 +680,11 @@ class FrankWolfe(Driver):
         history: list[IterationRecord] = []
         steps, status = 0, Status.ITERATION_LIMIT
         sample = 0 if exact else int(self.sample_size)  # type: ignore[arg-type]
+        # without solve(tol=...), a stop whose certificate is far open tightens the rule (the
+        # radius mode keeps the true R only when maintained)
+        tighten = context.options.tol is None and self.radius == "maintained"
+        tightenings, gap_tol = 0, self.gap_tolerance(context.options)
+        far = FAR_GAP * max(thr, gap_tol)  # a gap the rule's own eps does not account for
         phases = ActivePhases()
         shrunk = self.shrinking
         if shrunk:
@@ -670,18 +717,23 @@ class FrankWolfe(Driver):
             record = prob.record(steps, start, dplus, dminus, fresh=True)
             history.append(record)
             if code == 1:
-                if exact:
-                    status = Status.OPTIMAL
-                    break
-                if not self.verify:
+                if not exact and not self.verify:
                     status = Status.CONVERGED
                     break
-                best = int(core.argmin(prob.s))  # the exact search: O(m) on the maintained s
-                dplus = prob.delta_plus(best)
-                if dplus <= thr:
-                    status = Status.OPTIMAL
-                    break
-                prob.ints[core.FORCED] = best
+                if not exact:
+                    best = int(core.argmin(prob.s))  # the exact search: O(m) on the maintained s
+                    dplus = prob.delta_plus(best)
+                if exact or dplus <= thr:
+                    # the rule holds on every point; a certificate it leaves far open (shifted
+                    # data: g is huge against the objective) asks for a tighter rule
+                    gap = prob.open_gap(model) if tighten else 0.0
+                    tighter = prob.tightened(thr, gap, gap_tol) if gap > far else None
+                    if tighter is None or tightenings >= MAX_TIGHTENINGS:
+                        status = Status.OPTIMAL
+                        break
+                    thr, tightenings = tighter, tightenings + 1
+                else:
+                    prob.ints[core.FORCED] = best
             if context.callback is not None and context.callback(record):
                 status = Status.CONVERGED
                 break
@@ -692,6 +744,7 @@ class FrankWolfe(Driver):
             "variant": str(self.variant),
             "eps": eps,
             "threshold": thr,
+            "tightened": tightenings,
             "delta_plus_candidates": float(prob.sc[core.S_DPLUS]),
             "steps": steps,
             "sample_size": self.sample_size,

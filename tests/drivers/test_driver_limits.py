@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import optframe as of
-from optframe.data import Dataset
-from optframe.drivers import SMO, AggregateDisaggregate
+from optframe.data import Dataset, load_dataset
+from optframe.drivers import SMO, AggregateDisaggregate, CoreVectorMachine, FrankWolfe
 from optframe.kernels import RBF
-from optframe.models import LADRegression, WeightedSVM
+from optframe.models import L2SVM, LADRegression, WeightedSVM
 from optframe.result import Status
 
 LIMIT = 1.0
@@ -88,3 +88,48 @@ def test_cvxpy_scip_stopped_by_its_own_time_limit_is_time_limit():
                        solver_options={"limits/time": 0.001})  # fmt: skip
     assert result.status is Status.TIME_LIMIT, result.stats["solver_status"]
     assert "timelimit" in result.stats["solver_status"]
+
+
+# ----------------------------------------------------------- the radius rules on shifted data
+RADIUS = {
+    "fw": lambda **kw: FrankWolfe(variant="fw", **kw),
+    "mfw": lambda **kw: FrankWolfe(variant="mfw", **kw),
+    "cvm": lambda **kw: CoreVectorMachine(**kw),
+}
+
+
+@pytest.fixture(scope="module")
+def shifted():
+    """a1a with every feature + 100: g = Delta^2 - R dwarfs the L2-SVM's objective."""
+    data = load_dataset("a1a")
+    return L2SVM(Dataset(X=data.X.toarray() + 100.0, y=data.y))
+
+
+@pytest.mark.parametrize("name", sorted(RADIUS))
+def test_a_radius_rule_stop_far_from_the_certificate_goes_on_to_the_limit(name, shifted):
+    # eps = 1e-2: the rule held at iteration 0 (objective 2.36, bound -0.59) and the run said
+    # CONVERGED whatever max_iter or time_limit
+    driver = RADIUS[name](eps=1e-2)
+    of.solve(L2SVM(_ring(100)), driver=driver)  # compiled
+    assert of.solve(shifted, driver=driver, max_iter=1).status is Status.ITERATION_LIMIT
+    result, wall = _timed(shifted, driver, time_limit=0.3)
+    assert result.status is Status.TIME_LIMIT
+    assert wall <= 1.1 * 0.3 + 0.5, f"{wall:.2f} s"
+    assert result.stats["tightened"] >= 1
+
+
+@pytest.mark.parametrize("name", ["fw", "mfw"])
+def test_the_default_run_on_shifted_data_has_a_status_its_gap_backs(name, shifted):
+    # the default eps stopped with objective 1.003 and bound -0.14 as CONVERGED
+    result = of.solve(shifted, driver=RADIUS[name]())
+    assert result.status in (Status.OPTIMAL, Status.ITERATION_LIMIT), (result.status, result.gap)
+    if result.status is Status.OPTIMAL:
+        assert result.gap <= 1e-6
+
+
+def test_cvm_holds_its_time_limit_in_the_tightened_inner_solves(shifted):
+    # the coreset's SMO runs to a tolerance tied to the tightened rule: 7.4 s for a limit of 5
+    of.solve(L2SVM(_ring(100)), driver=CoreVectorMachine())  # compiled
+    result, wall = _timed(shifted, CoreVectorMachine(), time_limit=LIMIT)
+    assert result.status is Status.TIME_LIMIT
+    assert wall <= WALL, f"{wall:.2f} s"

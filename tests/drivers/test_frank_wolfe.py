@@ -78,7 +78,9 @@ def test_fw_certificate(kernel):
     model = L2SVM(data(), C=10.0, kernel=kernel)
     ref = reference(model)
     eps = 1e-3
-    result = of.solve(model, driver=FW(eps=eps, sample_size=None))
+    # solve(tol=...) is the user's rule, kept as asked (FW(eps=1e-3) alone is tightened: its
+    # stop left the certificate's gap at 0.25-1.6 here)
+    result = of.solve(model, driver=FW(sample_size=None), tol=eps)
     assert result.stats["proven"]  # the radius rule held on every point
     assert result.status is certified_status(result)
     delta2 = result.stats["delta2"]
