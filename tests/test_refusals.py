@@ -171,7 +171,8 @@ def test_label_hint_fits_the_labels(make):
 @pytest.mark.parametrize(
     ("loss", "hint"),
     [
-        ("logistic", "not piecewise linear-quadratic"),
+        ("logistic", "write Logistic()"),
+        ("squared_error", "not piecewise linear-quadratic"),
         ("hinge", "write Hinge()"),
         (Pinball, "write Pinball()"),
     ],
