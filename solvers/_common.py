@@ -306,9 +306,11 @@ def stoppable(
 
     ``always`` runs it in a child without a limit too: for a solver that Ctrl-C cannot stop.
     ``preload`` names modules to import here first, so that the child does not spend its time
-    limit importing them (again at every solve: a child's imports die with it).
+    limit importing them (again at every solve: a child's imports die with it). In a child
+    already (a driver's phase run by :func:`run_stoppable`) ``work`` runs in place: that child
+    is stopped as a whole, and a child of its own would outlive it.
     """
-    if not always and options.time_limit is None:
+    if in_child or (not always and options.time_limit is None):
         return work()
     for name in preload:
         importlib.import_module(name)

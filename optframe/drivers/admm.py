@@ -267,6 +267,44 @@ def _finish(driver, model, split, phase, solution, start, success, backend, stat
     )
 
 
+def _reduced_solve(model: Model, context: RunContext) -> Result:
+    """:class:`Direct` on the reduced model, in a child process that Ctrl-C and the clock stop.
+
+    The interior-point solve (Clarabel through cvxpy) reads no signal while cvxpy compiles and
+    Clarabel factors: in this process a Ctrl-C arrived 1.2 to 1.9 s late. The child
+    (:func:`optframe.solvers._common.stoppable`, always) is killed at once on Ctrl-C, and past
+    the time limit's margin; it solves in place (no child of its own) on one Clarabel thread.
+    It sends back the result's parts, which the parent puts together on ``model``.
+    """
+    from optframe.registry import resolve_backend
+    from optframe.solvers._common import stoppable
+
+    preload: tuple[str, ...] = ()
+    with contextlib.suppress(Exception):  # the modules the child would import on every round
+        preload = tuple(resolve_backend(context.backend, model).requires)
+
+    def work() -> Any:
+        got = Direct().run(model, context)
+        return (got.status, dict(got.solution), got.objective, got.bound, got.iterations,
+                got.timings, dict(got.stats), got.backend)  # fmt: skip
+
+    tick = time.perf_counter()
+    out = stoppable(work, context.options, "ADMMThenIPM's interior-point phase", always=True,
+                    preload=preload)  # fmt: skip
+    if isinstance(out, tuple):
+        status, solution, objective, bound, iterations, timings, stats, backend = out
+        return driver_result(
+            "direct", model, status, solution, objective=objective, bound=bound,
+            iterations=iterations, timings=timings, stats=stats, backend=backend,
+        )  # fmt: skip
+    # the child was stopped past the time limit, or gave no result: the reason, no point
+    return driver_result(
+        "direct", model, out.status, None,
+        timings=clock_timings(tick), stats={"solver_status": out.message},
+        backend=context.backend,
+    )  # fmt: skip
+
+
 @register_driver
 @dataclass(frozen=True)
 class ADMMThenIPM(Driver):
@@ -381,7 +419,7 @@ class ADMMThenIPM(Driver):
                 reduced_status = Status.TIME_LIMIT
                 break
             reduced = split.restrict_features(support, not self.drop_l1)
-            result = Direct().run(
+            result = _reduced_solve(
                 reduced, replace(inner, options=replace(inner.options, time_limit=left))
             )
             reduced_status = result.status

@@ -6,6 +6,9 @@ it (the final gradient, the solution's kernel sums, the certificate). A run stop
 reports that limit, never a convergence its certificate contradicts.
 """
 
+import os
+import signal
+import threading
 import time
 from dataclasses import replace
 
@@ -14,9 +17,15 @@ import pytest
 
 import optframe as of
 from optframe.data import Dataset, load_dataset
-from optframe.drivers import SMO, AggregateDisaggregate, CoreVectorMachine, FrankWolfe
+from optframe.drivers import (
+    SMO,
+    ADMMThenIPM,
+    AggregateDisaggregate,
+    CoreVectorMachine,
+    FrankWolfe,
+)
 from optframe.kernels import RBF
-from optframe.models import L2SVM, LADRegression, WeightedSVM
+from optframe.models import L2SVM, KnowledgeBasedSVM, LADRegression, WeightedSVM
 from optframe.result import Status
 
 LIMIT = 1.0
@@ -133,3 +142,50 @@ def test_cvm_holds_its_time_limit_in_the_tightened_inner_solves(shifted):
     result, wall = _timed(shifted, CoreVectorMachine(), time_limit=LIMIT)
     assert result.status is Status.TIME_LIMIT
     assert wall <= WALL, f"{wall:.2f} s"
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing
+
+
+# ------------------------------------------------------------ Ctrl-C in ADMMThenIPM's IPM phase
+def test_ctrl_c_in_the_interior_point_phase_stops_within_a_second(monkeypatch):
+    # Clarabel through cvxpy in this process read the signal 1.2-1.9 s late (cvxpy's compilation
+    # and Clarabel's factorization read none); the phase runs in a child process now
+    from optframe.drivers import admm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30_000, 20))
+    data = Dataset(X=X, y=np.where(X[:, 0] + 2.0 * rng.normal(size=30_000) > 0, 1.0, -1.0))
+    model = KnowledgeBasedSVM(data, lam1=1e-5, lam2=1e-5)
+    of.solve(replace(model, data=data.subset(np.arange(200))), driver=ADMMThenIPM())
+    sent, returned, timers = [], [], []
+    reduced_solve = admm._reduced_solve
+
+    def armed(reduced, context):  # the signal 0.3 s into the phase, sent to this process
+        if not timers:
+
+            def fire():
+                sent.append(time.perf_counter())
+                os.kill(os.getpid(), signal.SIGINT)
+
+            timers.append(threading.Timer(0.3, fire))
+            timers[0].start()
+        return reduced_solve(reduced, context)
+
+    monkeypatch.setattr(admm, "_reduced_solve", armed)
+
+    def run():
+        try:
+            of.solve(model, driver=ADMMThenIPM())
+            returned.append(time.perf_counter())
+        finally:
+            if timers:
+                timers[0].join()
+            time.sleep(0.05)  # a signal still pending is delivered here, inside pytest.raises
+
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    caught = time.perf_counter()
+    assert not returned, "the phase ended before the signal: the problem is too small"
+    assert caught - sent[0] < 1.0, f"{caught - sent[0]:.2f} s after SIGINT"
