@@ -176,3 +176,19 @@ def test_auto_sends_logistic_without_intercept_to_dcd(a1a):
     result = of.solve(model)
     assert result.driver == "dcd"
     assert result.status is of.Status.OPTIMAL, result.summary()
+
+
+def test_the_kernel_is_registered_for_warm_up(cancer):
+    """optframe.jit compiles the entropy kernel alone for a logistic run, before the timer."""
+    from optframe.jit import needs_of
+    from optframe.losses import SquaredHinge
+
+    X, y = cancer
+    data = Dataset(X=X[:50], y=y[:50])
+    needs = needs_of(EmpiricalRisk(data, Logistic(), fit_intercept=False), DCD())
+    assert (needs.entropy, needs.pieces) == (True, False)
+    needs = needs_of(EmpiricalRisk(data, SquaredHinge(), fit_intercept=False), DCD())
+    assert (needs.entropy, needs.pieces) == (False, True)
+    result = of.solve(EmpiricalRisk(data, Logistic(), fit_intercept=False), DCD())
+    assert result.timings.compile >= 0.0
+    assert result.status is of.Status.OPTIMAL
