@@ -22,12 +22,19 @@ two layers:
 The objective the certificate uses is the problem's own expression, evaluated at the solution's
 values; the solution is keyed by the variables' names. After :func:`optframe.solve`, the values
 are written back to the problem's variables and ``problem.value``, as ``problem.solve()`` does.
+
+Before either layer, :func:`solve_cvxpy` looks for a regularized empirical risk in the problem
+(:mod:`optframe.cvxpy_recognize`: a sum of convex losses of affine maps plus a penalty, without
+constraints). When it finds one, the problem is solved as that
+:class:`~models.empirical_risk.EmpiricalRisk` (``driver="auto"`` then reaches its drivers:
+AID, DCD, SMO, ``fn``) and certified by its Fenchel dual; ``stats["recognized"]`` says what was
+found, or which part was not recognized.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -38,7 +45,7 @@ from numpy.typing import NDArray
 from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 
-__all__ = ["CvxpyProblem", "from_cvxpy", "is_cvxpy_problem", "write_back"]
+__all__ = ["CvxpyProblem", "from_cvxpy", "is_cvxpy_problem", "solve_cvxpy", "write_back"]
 
 
 def is_cvxpy_problem(value: Any) -> bool:
@@ -135,6 +142,13 @@ class CvxpyProblem(Model):
     def n_samples(self) -> int:
         """0: the problem has no data set of optframe's."""
         return 0
+
+    @cached_property
+    def recognition(self) -> Any:
+        """The empirical risk found in the problem (:func:`optframe.cvxpy_recognize.recognize`)."""
+        from optframe.cvxpy_recognize import recognize
+
+        return recognize(self.problem, self._variables)
 
     # ------------------------------------------------------------------------- the layers
     def _build_cvxpy(self, form: str) -> Formulation:
@@ -246,3 +260,64 @@ def write_back(model: CvxpyProblem, solution: Solution, objective: float) -> Non
     if solution:
         model._assign(solution)
     model.problem._value = objective if solution and math.isfinite(objective) else None
+
+
+#: The largest relative difference, at the solution, between the problem's objective and the
+#: recognized model's (scaled and shifted) for the model's result to be used.
+AGREEMENT = 1e-7
+
+
+def _lift(model: CvxpyProblem, recognition: Any, inner: Any) -> Any:
+    """The recognized model's result as the problem's: its variables, objective and bound."""
+    kappa, offset = recognition.scale, recognition.offset
+    solution = recognition.user_solution(inner.solution) if inner.solution else {}
+    objective = model.objective(solution) if solution else math.nan
+    mapped = kappa * inner.objective + offset
+    difference = objective - mapped if solution else 0.0
+    if solution and not abs(difference) <= AGREEMENT * max(1.0, abs(objective)):
+        return None
+    summary = {**recognition.describe(), "model_objective": inner.objective}
+    summary["objective_difference"] = difference
+    bound = None if inner.bound is None else kappa * inner.bound + offset
+    history = tuple(
+        replace(record, objective=kappa * record.objective + offset,
+                bound=None if record.bound is None else kappa * record.bound + offset)
+        for record in inner.history
+    )  # fmt: skip
+    timings = replace(inner.timings, total=inner.timings.total + recognition.seconds)
+    return replace(
+        inner, objective=objective, bound=bound, solution=solution, history=history,
+        timings=timings, stats={**inner.stats, "recognized": summary},
+        model=f"CvxpyProblem as {inner.model or 'EmpiricalRisk'}", source=model,
+        scale=kappa * inner.scale,
+    )  # fmt: skip
+
+
+def solve_cvxpy(problem: Any, solve: Any, driver: Any, backend: Any, **options: Any) -> Any:
+    """:func:`optframe.solve` on a ``cvxpy.Problem``: as a recognized empirical risk, else as is.
+
+    The values are written back to the problem's variables and ``problem.value``. A recognized
+    model whose result disagrees with the problem's objective at the solution (beyond
+    :data:`AGREEMENT`), or that the driver or back-end asked for refuses, is not used: the
+    problem is then solved as it is, and ``stats["recognized"]`` says why.
+    """
+    from optframe.errors import IncompatibleBackend, IncompatibleDriver
+
+    model = from_cvxpy(problem)
+    recognition = model.recognition
+    said = recognition.describe()
+    if recognition.recognized:
+        try:
+            inner = solve(recognition.model, driver, backend, **options)
+        except (IncompatibleBackend, IncompatibleDriver, ModelError) as why:
+            said = {**said, "not used": f"the recognized model was refused: {why}"}
+        else:
+            result = _lift(model, recognition, inner)
+            if result is not None:
+                write_back(model, result.solution, result.objective)
+                return result
+            said = {**said, "not used": "its objective differs from the problem's at the solution"}
+    result = solve(model, driver, backend, **options)
+    result = replace(result, stats={**result.stats, "recognized": said})
+    write_back(model, result.solution, result.objective)
+    return result

@@ -11,7 +11,7 @@ import numpy as np
 
 from optframe.backend import SolveOptions, threads_from_environment
 from optframe.certificate import certify, resolve_gap_tol
-from optframe.cvxpy_problem import from_cvxpy, is_cvxpy_problem, write_back
+from optframe.cvxpy_problem import is_cvxpy_problem, solve_cvxpy
 from optframe.drivers.auto import choose
 from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
@@ -171,14 +171,11 @@ def solve(
     1.5
     """
     if is_cvxpy_problem(model):
-        problem_model = from_cvxpy(model)
-        result = solve(
-            problem_model, driver, backend, tol=tol, max_iter=max_iter, time_limit=time_limit,
+        return solve_cvxpy(
+            model, solve, driver, backend, tol=tol, max_iter=max_iter, time_limit=time_limit,
             threads=threads, verbose=verbose, callback=callback, solver_options=solver_options,
             gap_tol=gap_tol,
         )  # fmt: skip
-        write_back(problem_model, result.solution, result.objective)
-        return result
     if not isinstance(model, Model):
         raise ModelError(
             f"solve() takes an optframe model or a cvxpy.Problem; got {type(model).__name__}"
