@@ -21,6 +21,7 @@ from optframe.drivers.base import (
     CommonOptions,
     Driver,
     RunContext,
+    certificate_fits,
     clock_timings,
     driver_result,
 )
@@ -31,8 +32,9 @@ from optframe.result import IterationRecord, Result, Status
 from optframe.validation import check_number
 
 #: A run stopped by its time limit has spent it: the model's dual bound (on 200,000 LAD rows
-#: 1.4 s on one BLAS thread, up to 10 s on a loaded machine's two) is not computed.
-_SKIPPED = {"certificate_skipped": "the time limit was spent"}
+#: 1.4 s on one BLAS thread, up to 10 s on a loaded machine's two) is not computed unless it
+#: fits in the limit's margin (:func:`~optframe.drivers.base.certificate_fits`).
+_SKIPPED = {"certificate_skipped": "no time left in the limit for the model's dual bound"}
 
 
 @register_driver
@@ -202,7 +204,9 @@ class AggregateDisaggregate(Driver):
             # solution on a sample of the data, evaluated and certified on all of it)
             status = Status.TIME_LIMIT if pilot is None or pilot.has_solution else pilot.status
             backend = context.backend if pilot is None else pilot.backend
-            stats = {"stopped_in": "set-up", "inner_driver": self.inner.name, **_SKIPPED}
+            stats = {"stopped_in": "set-up", "inner_driver": self.inner.name}
+            if not certificate_fits(aid, start, options.time_limit):
+                stats |= _SKIPPED
             clock = (start, time.perf_counter())
             return self._result(aid, status, pilot_solution, None, [], clock, backend, stats)
         clustered = time.perf_counter()
@@ -276,7 +280,7 @@ class AggregateDisaggregate(Driver):
             labels, k = new_labels, new_k
         final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
         stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name, **failure}
-        if status is Status.TIME_LIMIT:
+        if status is Status.TIME_LIMIT and not certificate_fits(aid, start, options.time_limit):
             stats |= _SKIPPED
         clock = (start, clustered)
         return self._result(aid, status, best, final_bound, history, clock, inner_backend, stats)

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from optframe.backend import Backend, BackendResult, SolveOptions
-from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
+from optframe.drivers.base import (
+    Driver,
+    RunContext,
+    certificate_fits,
+    clock_timings,
+    driver_result,
+)
 from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
 from optframe.registry import register_driver, resolve_backend
@@ -111,6 +118,34 @@ def _solve_in_time(
     return backend.solve(formulation, replace(options, time_limit=left))
 
 
+def _skip_certificate(
+    model: Model, status: Status, start: float, context: RunContext, stats: dict
+) -> None:
+    """Mark a solve stopped at its time limit whose certificate would overrun the limit."""
+    if status is Status.TIME_LIMIT and not certificate_fits(
+        model, start, context.options.time_limit
+    ):
+        stats["certificate_skipped"] = "no time left in the limit for the model's dual bound"
+
+
+def _builds_in_child(backend: Backend, context: RunContext) -> bool:
+    """Whether the build goes to the solve's child process (cvxpy layer, a time limit).
+
+    A cvxpy model's build reads no clock and no signal (1.6 s for 1,000,000 LAD rows, past a
+    time limit of 1 s): in the child it is stopped with the solve. Not in a child already,
+    not with a fallback back-end (its refusal is read from the build), not without ``fork``.
+    """
+    from optframe.solvers import _common
+
+    return (
+        backend.layer == "cvxpy"
+        and context.options.time_limit is not None
+        and context.fallback is None
+        and not _common.in_child
+        and hasattr(os, "fork")
+    )
+
+
 @register_driver
 @dataclass(frozen=True)
 class Direct(Driver):
@@ -138,6 +173,8 @@ class Direct(Driver):
         start = time.perf_counter()
         model.check_form(self.form)
         backend = resolve_backend(context.backend, model, self.form)
+        if _builds_in_child(backend, context):
+            return self._run_in_child(model, backend, context, start)
         formulation = model.build(backend.layer, form=self.form)
         refused = _refusal(backend, formulation) if context.fallback is not None else None
         if refused is not None:
@@ -161,6 +198,7 @@ class Direct(Driver):
         }
         if refused is not None:
             stats["preferred_backend_refused"] = refused
+        _skip_certificate(model, raw.status, start, context, stats)
         return driver_result(
             self,
             model,
@@ -173,4 +211,57 @@ class Direct(Driver):
             stats=stats,
             backend=backend.full_name(),
             basis=raw.basis,
+        )
+
+    def _run_in_child(
+        self, model: Model, backend: Backend, context: RunContext, start: float
+    ) -> Result:
+        """Build and solve in one child process (:func:`optframe.solvers._common.stoppable`).
+
+        The child builds the formulation, solves it with the time the build left and reads the
+        solution; it sends back the solution and the solver's figures on the model's scale
+        (``time.perf_counter`` is the system's monotonic clock: the same in both processes).
+        Ctrl-C and the time limit's margin kill it, build included.
+        """
+        from optframe.solvers._common import stoppable
+
+        options = context.options
+
+        def work() -> tuple:
+            formulation = model.build(backend.layer, form=self.form)
+            built = time.perf_counter()
+            raw = _solve_in_time(backend, formulation, options, built - start)
+            solution, unusable = _recover(formulation, raw)
+            return (raw.status, dict(solution), raw.message + unusable,
+                    formulation.original_value(raw.objective), _original_bound(formulation, raw),
+                    raw.iterations, formulation.form, built)  # fmt: skip
+
+        left = max(0.0, float(options.time_limit) - (time.perf_counter() - start))
+        out = stoppable(work, replace(options, time_limit=left), backend.full_name(),
+                        always=True, preload=tuple(backend.requires))  # fmt: skip
+        solved = time.perf_counter()
+        if isinstance(out, tuple):
+            status, solution, message, solver_objective, bound, iterations, form, built = out
+        else:  # killed past the time limit's margin, or no result from the child
+            status, solution, message = out.status, {}, out.message
+            solver_objective, bound, iterations, form, built = None, None, 0, self.form, solved
+        objective = model.objective(solution) if solution else math.nan
+        stats = {
+            "solver_status": message,
+            "solver_objective": solver_objective,
+            "violation": model.violation(solution) if solution else math.nan,
+            "form": form,
+        }
+        _skip_certificate(model, status, start, context, stats)
+        return driver_result(
+            self,
+            model,
+            status if solution or not status.is_success else Status.ERROR,
+            solution,
+            objective=objective,
+            bound=bound,
+            iterations=iterations,
+            timings=clock_timings(start, min(built, solved), solved),
+            stats=stats,
+            backend=backend.full_name(),
         )
