@@ -312,6 +312,8 @@ class _Leaf:
     param: float = 0.0
     #: a constant subtracted from the argument (``max(p, k) = k + relu(p - k)``)
     shift: NDArray[np.float64] | None = None
+    #: a constant added to the loss of every row (``max(|v| + c, k) = k + ...``)
+    offset: float = 0.0
 
 
 @dataclass
@@ -489,6 +491,16 @@ def _elementwise(node: Any, weight: NDArray[np.float64], terms: _Terms) -> None:
         if a.is_affine() and b.is_affine():
             _leaf(terms, "max2", (a, b), weight)
             return
+        for p, q in ((a, b), (b, a)):
+            k, inner = _constant(q), _abs_plus_constant(p)
+            if k is not None and k.size == 1 and inner is not None:
+                v, c = inner  # max(|v| + c, k) = k + relu(|v| - eps), eps = k - c >= 0
+                eps = float(k[0]) - c
+                if eps < 0:
+                    raise NotRecognized("an epsilon-insensitive loss with a negative epsilon")
+                _leaf(terms, "epsins", (v,), weight, eps)
+                terms.leaves[-1].offset = float(k[0])
+                return
         raise NotRecognized("a maximum of non-affine arguments")
     if _is(node, "abs") and _is(node.args[0], "variable") and weight.size == 1:
         _penalty(terms, node.args[0], float(weight[0]), "l1")
@@ -509,6 +521,24 @@ def _elementwise(node: Any, weight: NDArray[np.float64], terms: _Terms) -> None:
         _leaf(terms, "logistic", (node.args[0],), weight)
         return
     raise NotRecognized(_what(node))
+
+
+def _abs_plus_constant(node: Any) -> tuple[Any, float] | None:
+    """``(v, c)`` when ``node`` is ``abs(v) + c`` (``c`` a scalar constant, maybe absent)."""
+    if _is(node, "abs") and node.args[0].is_affine():
+        return node.args[0], 0.0
+    if not _is(node, "add"):
+        return None
+    found, c = None, 0.0
+    for arg in node.args:
+        k = _constant(arg)
+        if k is not None and np.all(k == k[0]):
+            c += float(k[0])
+        elif k is None and found is None and _is(arg, "abs") and arg.args[0].is_affine():
+            found = arg.args[0]
+        else:
+            return None
+    return None if found is None else (found, c)
 
 
 def _times(weight: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -553,7 +583,9 @@ def _relation(arg: Affine, base: Affine, keys: list[int]) -> tuple[float, float]
         if b is None and a is None:
             continue
         if b is None or a is None:
-            raise NotRecognized("loss terms over different variables")
+            raise NotRecognized(
+                "loss terms whose arguments are not the same affine map (other variables)"
+            )
         ratio = _proportional(a, b)
         if ratio is None or (alpha is not None and not math.isclose(ratio, alpha, rel_tol=1e-9)):
             raise NotRecognized("loss terms whose arguments are not the same affine map")
@@ -600,10 +632,12 @@ def _pieces(leaves: list[_Leaf], read: _AffineReader, base: Affine, keys: list[i
         alpha, beta = lines[0]
         if leaf.shift is not None:
             offset_rows += weight * leaf.shift
+        offset_rows += weight * leaf.offset
         if leaf.kind == "relu":
             relu.append((c * alpha, c * beta))
-        elif leaf.kind == "abs":
-            relu += [(c * alpha, c * beta), (-c * alpha, -c * beta)]
+        elif leaf.kind in ("abs", "epsins"):
+            eps = leaf.param if leaf.kind == "epsins" else 0.0
+            relu += [(c * alpha, c * (beta - eps)), (-c * alpha, -c * (beta + eps))]
         elif leaf.kind in ("huber", "square"):
             r = math.sqrt(2.0 * c)
             tau = r * leaf.param if leaf.kind == "huber" else math.inf
