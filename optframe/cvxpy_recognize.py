@@ -157,9 +157,37 @@ def _name(node: Any) -> str:
 
 
 # --------------------------------------------------------------------------- affine maps
+@dataclass
+class _Rows:
+    """``diag(scale) @ matrix``, kept apart: the user's data matrix is scaled without a copy.
+
+    ``scale`` has one entry per row, or one for all. Sums of two scalings of the same matrix
+    stay lazy; anything else makes the product (:func:`_dense_or_sparse`).
+    """
+
+    scale: NDArray[np.float64]
+    matrix: Any
+
+
+def _dense_or_sparse(m: Any) -> Any:
+    """The matrix ``m`` stands for (a ``_Rows`` multiplied out; the matrix itself at scale 1)."""
+    if not isinstance(m, _Rows):
+        return m
+    scale, matrix = m.scale, m.matrix
+    if scale.size == 1 or np.all(scale == scale[0]):
+        k = float(scale[0])
+        return matrix if k == 1.0 else matrix * k
+    if sp.issparse(matrix):
+        return sp.csr_array(sp.diags_array(scale) @ matrix)
+    return scale[:, None] * matrix
+
+
 def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, _Rows) and isinstance(b, _Rows) and a.matrix is b.matrix:
+        return _Rows(a.scale + b.scale, a.matrix)
+    a, b = _dense_or_sparse(a), _dense_or_sparse(b)
     if sp.issparse(a) and sp.issparse(b):
-        return (a + b).tocsr()
+        return sp.csr_array(a + b)
     if sp.issparse(a):
         a = a.toarray()
     if sp.issparse(b):
@@ -167,13 +195,11 @@ def _add(a: Any, b: Any) -> Any:
     return np.asarray(a) + np.asarray(b)
 
 
-def _rows(c: NDArray[np.float64], matrix: Any) -> Any:
-    """diag(c) @ matrix (c of length 1 broadcasts)."""
-    if c.size == 1:
-        return matrix * float(c[0])
-    if sp.issparse(matrix):
-        return sp.csr_array(sp.diags_array(c) @ matrix)
-    return c[:, None] * matrix
+def _rows(c: NDArray[np.float64], matrix: Any) -> _Rows:
+    """diag(c) @ matrix, lazily (c of length 1 broadcasts)."""
+    if isinstance(matrix, _Rows):
+        return _Rows(matrix.scale * c, matrix.matrix)
+    return _Rows(np.asarray(c, dtype=np.float64), matrix)
 
 
 @dataclass
@@ -194,6 +220,7 @@ class Affine:
             raise NotRecognized(f"an affine argument of size {self.size} broadcast to {size}")
         coef = {}
         for k, m in self.coef.items():
+            m = _dense_or_sparse(m)
             row = m.toarray() if sp.issparse(m) else np.asarray(m)
             coef[k] = np.repeat(row.reshape(1, -1), size, axis=0)
         return Affine(size, coef, np.full(size, float(self.const[0])))
@@ -266,7 +293,7 @@ class _AffineReader:
                 if _is(right, "variable"):
                     return Affine(matrix.shape[0], {right.id: matrix}, np.zeros(matrix.shape[0]))
                 inner = self(right)
-                coef = {k: matrix @ m for k, m in inner.coef.items()}
+                coef = {k: matrix @ _dense_or_sparse(m) for k, m in inner.coef.items()}
                 return Affine(matrix.shape[0], coef, np.asarray(matrix @ inner.const).reshape(-1))
         return self._evaluate(node)
 
@@ -552,6 +579,17 @@ def _proportional(A: Any, B: Any) -> float | None:
     """``alpha`` with ``A == alpha * B`` (to RTOL), else ``None``."""
     if A is B:
         return 1.0
+    if isinstance(A, _Rows) and isinstance(B, _Rows) and A.matrix is B.matrix:
+        size = max(A.scale.size, B.scale.size)
+        ratio = _proportional(
+            np.broadcast_to(A.scale, (size,)).reshape(-1, 1),
+            np.broadcast_to(B.scale, (size,)).reshape(-1, 1),
+        )
+        if ratio is not None or (A.scale.size == 1 and B.scale.size == 1):
+            return ratio
+    A, B = _dense_or_sparse(A), _dense_or_sparse(B)
+    if A is B:
+        return 1.0
     if sp.issparse(A) != sp.issparse(B):
         A = A.toarray() if sp.issparse(A) else A
         B = B.toarray() if sp.issparse(B) else B
@@ -742,6 +780,10 @@ def _labels_in(node: Any, n: int) -> NDArray[np.float64] | None:
 def _loss_vars(base: Affine) -> list[int]:
     keys = []
     for k, m in base.coef.items():
+        if isinstance(m, _Rows):
+            if not np.any(m.scale):
+                continue
+            m = m.matrix
         nz = m.nnz if sp.issparse(m) else np.count_nonzero(m)
         if nz:
             keys.append(k)
@@ -749,10 +791,14 @@ def _loss_vars(base: Affine) -> list[int]:
 
 
 def _column(m: Any) -> NDArray[np.float64]:
+    m = _dense_or_sparse(m)
     return (m.toarray() if sp.issparse(m) else np.asarray(m)).reshape(-1)
 
 
 def _stack(blocks: list[Any]) -> Any:
+    if len(blocks) == 1:
+        return blocks[0]
+    blocks = [_dense_or_sparse(b) for b in blocks]
     if any(sp.issparse(b) for b in blocks):
         return sp.csr_array(sp.hstack([sp.csr_array(b) for b in blocks], format="csr"))
     return blocks[0] if len(blocks) == 1 else np.hstack(blocks)
@@ -899,10 +945,10 @@ def _recognize(problem: Any, names: dict[str, Any]) -> Recognition:
         raise NotRecognized("no coefficient vector (every variable is an intercept)")
     B = _stack(blocks)
     if kind == "classification":
-        X = _rows(-labels, B)
+        X = _dense_or_sparse(_rows(-labels, B))
         y = labels
     else:
-        X = -B if sp.issparse(B) else -np.asarray(B)
+        X = _dense_or_sparse(_rows(np.array([-1.0]), B))
         y = np.asarray(e, dtype=np.float64).copy()
     if smooth:
         scale_loss = lam
