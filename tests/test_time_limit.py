@@ -311,3 +311,7 @@ def test_a_limit_that_stops_the_run_is_its_status(driver):
     result = of.solve(model, driver=driver, time_limit=1e-6)
     assert result.status is of.Status.TIME_LIMIT
     assert result.iterations == 0
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

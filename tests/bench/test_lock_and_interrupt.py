@@ -119,3 +119,7 @@ def test_ctrl_c_prints_one_line_with_the_resume_command_and_no_traceback(fault, 
     assert f"Resume with: optframe {' '.join(args)}" in lines[0]
     with ResultStore(db) as store:
         assert 2 <= len(store.done(SUITE)) < 40
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

@@ -205,3 +205,7 @@ def test_a_local_cluster_limits_its_workers_threads_without_touching_this_proces
         cluster = client.cluster
         client.close()
         cluster.close()
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

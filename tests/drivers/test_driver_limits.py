@@ -191,3 +191,7 @@ def test_ctrl_c_in_the_interior_point_phase_stops_within_a_second(monkeypatch):
     caught = time.perf_counter()
     assert not returned, "the phase ended before the signal: the problem is too small"
     assert caught - sent[0] < 1.0, f"{caught - sent[0]:.2f} s after SIGINT"
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

@@ -8,6 +8,7 @@ import tempfile
 import time
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
 
@@ -288,3 +289,7 @@ def test_solve_reports_compile_seconds_apart(monkeypatch):
     first, second = of.solve(model, driver=DCD()), of.solve(model, driver=DCD())
     assert first.timings.compile > 0.0
     assert second.timings.compile == 0.0
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

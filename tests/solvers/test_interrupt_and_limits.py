@@ -260,3 +260,7 @@ def test_a_highs_mip_in_a_child_after_one_here(name):
     raw = backend.solve(inst.milp_small().build(layer), SolveOptions(time_limit=20.0))
     assert raw.status is Status.OPTIMAL, raw.message
     assert time.perf_counter() - began < 5.0
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing

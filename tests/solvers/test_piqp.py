@@ -149,6 +149,7 @@ def test_a_time_limit_spent_before_the_solve_starts():
     assert "before the solver started" in result.message
 
 
+@pytest.mark.timing
 def test_a_solve_past_the_time_limit_is_stopped():
     # cvxpy's canonicalization alone outlasts the limit; PIQP, which has no time limit, runs in
     # a child process that optframe kills (it used to run to its own end).
