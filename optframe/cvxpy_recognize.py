@@ -34,6 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe.errors import OptframeError
+
 __all__ = ["Recognition", "recognize"]
 
 #: Columns up to which an affine argument with an unusual atom is read by evaluations.
@@ -814,6 +816,12 @@ def recognize(problem: Any, names: dict[str, Any]) -> Recognition:
         recognition = _recognize(problem, names)
     except NotRecognized as why:
         recognition = Recognition(reason=str(why))
+    except OptframeError as why:  # the model refused what was found (its own checks)
+        recognition = Recognition(reason=f"the model found was refused: {why}")
+    except Exception as why:  # a problem it cannot read is solved as it is
+        recognition = Recognition(
+            reason=f"the problem could not be read ({type(why).__name__}: {why})"
+        )
     recognition.seconds = time.perf_counter() - tick
     if recognition.recognized:
         recognition.summary["seconds"] = recognition.seconds
