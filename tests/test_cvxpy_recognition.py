@@ -231,3 +231,35 @@ def test_a_model_that_disagrees_with_the_problem_is_not_used(monkeypatch):
     result = of.solve(problem)
     assert "not used" in result.stats["recognized"]
     assert result.objective == pytest.approx(_reference(problem), rel=1e-6)
+
+
+def test_several_penalized_variables_are_one_coefficient_vector():
+    X, _, t, _, _ = _data(9)
+    u, v, b = cp.Variable(2, name="u"), cp.Variable(2, name="v"), cp.Variable(name="b")
+    residual = t - X[:, :2] @ u - X[:, 2:] @ v - b
+    problem = cp.Problem(
+        cp.Minimize(cp.sum(cp.huber(residual, 1.0)) + cp.sum_squares(u) + cp.sum_squares(v))
+    )
+    optimum = _reference(problem)
+    result = of.solve(problem)
+    said = result.stats["recognized"]
+    assert said["m"] == 4
+    assert said["intercept"] == "b"
+    assert result.objective == pytest.approx(optimum, rel=1e-6)
+    assert set(result.solution) == {"u", "v", "b"}
+    np.testing.assert_allclose(v.value, result.solution["v"])
+
+
+def test_a_model_the_declaration_refuses_leaves_the_problem_as_it_is():
+    X, y, _, _, _ = _data(10)
+    s = (y > 0).astype(float)  # the class -1 has no weight: EmpiricalRisk refuses it
+    w, b = cp.Variable(M, name="w"), cp.Variable(name="b")
+    problem = cp.Problem(
+        cp.Minimize(
+            cp.sum(cp.multiply(s, cp.pos(1 - cp.multiply(y, X @ w + b)))) + cp.sum_squares(w)
+        )
+    )
+    result = of.solve(problem)
+    said = result.stats["recognized"]
+    assert said.startswith("not recognized: the model found was refused")
+    assert result.objective == pytest.approx(_reference(problem), rel=1e-6, abs=1e-6)
