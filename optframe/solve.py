@@ -112,9 +112,11 @@ def solve(
     ----------
     model : Model or cvxpy.Problem
         The problem, declared once (see :mod:`optframe.models`), or a user's
-        ``cvxpy.Problem`` as it is (:mod:`optframe.cvxpy_problem`: solved through its matrix
-        form where it has one and certified from the solver's duals; the values are written
-        back to its variables and ``problem.value``).
+        ``cvxpy.Problem`` as it is (:mod:`optframe.cvxpy_problem`: a loss plus a penalty is
+        recognized and solved as an ``EmpiricalRisk``, ``stats["recognized"]`` says what was
+        found; anything else is solved through its matrix form where it has one and certified
+        from the solver's duals; the values are written back to its variables and
+        ``problem.value``).
     driver : Driver or str
         ``"auto"`` (default: chosen from the model's structures and size by measured rules,
         :mod:`optframe.drivers.auto`; ``Result.driver`` says what ran and
