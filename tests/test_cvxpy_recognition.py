@@ -263,3 +263,14 @@ def test_a_model_the_declaration_refuses_leaves_the_problem_as_it_is():
     said = result.stats["recognized"]
     assert said.startswith("not recognized: the model found was refused")
     assert result.objective == pytest.approx(_reference(problem), rel=1e-6, abs=1e-6)
+
+
+def test_an_affine_atom_outside_the_walk_is_read_by_evaluations():
+    X, _, t, _, _ = _data(11)
+    w, b = cp.Variable(M, name="w"), cp.Variable(name="b")
+    residual = t - X[:, :2] @ w[:2] - X[:, 2:] @ w[2:] - b  # index atoms
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.abs(residual)) + cp.sum_squares(w)))
+    result = of.solve(problem)
+    assert result.stats["recognized"]["loss"] == "Absolute()"
+    assert result.status is of.Status.OPTIMAL
+    assert result.objective == pytest.approx(_reference(problem), rel=1e-6)
