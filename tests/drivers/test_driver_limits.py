@@ -195,3 +195,7 @@ def test_ctrl_c_in_the_interior_point_phase_stops_within_a_second(monkeypatch):
 
 # Wall-clock assertions: these run on their own, after the parallel part of the suite.
 pytestmark = pytest.mark.timing
+
+
+# Wall-clock assertions: these run on their own, after the parallel part of the suite.
+pytestmark = pytest.mark.timing
