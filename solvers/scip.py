@@ -67,7 +67,9 @@ stops it first, with its best solution. A ``userinterrupt`` status (SCIP caught 
 process) raises ``KeyboardInterrupt``.
 
 At a limit SCIP's best solution, if it has one, is returned with the limit status (in the cvxpy
-layer too: cvxpy keeps SCIP's incumbent). SCIP's "gap limit" is reached only when the gap is
+layer too: cvxpy keeps SCIP's incumbent). Without one, cvxpy calls the time limit a solver error
+and raises; its raw output, kept by the cvxpy layer, still says ``timelimit``: ``TIME_LIMIT``
+without a point, never ERROR. SCIP's "gap limit" is reached only when the gap is
 within ``limits/gap``, so it counts as ``OPTIMAL``; "infeasible or unbounded" is ``UNBOUNDED``.
 """
 
