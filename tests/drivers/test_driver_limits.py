@@ -146,10 +146,6 @@ def test_cvm_holds_its_time_limit_in_the_tightened_inner_solves(shifted):
     assert wall <= WALL, f"{wall:.2f} s"
 
 
-# Wall-clock assertions: these run on their own, after the parallel part of the suite.
-pytestmark = pytest.mark.timing
-
-
 # ------------------------------------------------------------ Ctrl-C in ADMMThenIPM's IPM phase
 def test_ctrl_c_in_the_interior_point_phase_stops_within_a_second(monkeypatch):
     # Clarabel through cvxpy in this process read the signal 1.2-1.9 s late (cvxpy's compilation
@@ -191,10 +187,6 @@ def test_ctrl_c_in_the_interior_point_phase_stops_within_a_second(monkeypatch):
     caught = time.perf_counter()
     assert not returned, "the phase ended before the signal: the problem is too small"
     assert caught - sent[0] < 1.0, f"{caught - sent[0]:.2f} s after SIGINT"
-
-
-# Wall-clock assertions: these run on their own, after the parallel part of the suite.
-pytestmark = pytest.mark.timing
 
 
 # Wall-clock assertions: these run on their own, after the parallel part of the suite.
