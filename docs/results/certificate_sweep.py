@@ -988,7 +988,8 @@ def write_report(
         "with a bound the *model* proves from a dual-feasible point it builds from the "
         "solution. This sweep checks that claim on "
         f"{len(records)} solves of {len(references)} model instances: "
-        "7 models x data scalings x C (or the loss weight, or lam = 1/C) from 1e-3 to 1e6 x "
+        f"{len({r['model'] for r in records})} model(s) x data scalings x C (or the "
+        "loss weight, or lam = 1/C) from 1e-3 to 1e6 x "
         "drivers x back-ends x layers x forms, each against a reference optimum computed "
         "independently for the instance."
     )
@@ -997,7 +998,7 @@ def write_report(
     add("")
     add("```sh")
     add("export OPTFRAME_DATA=../shared/datasets")
-    add(".venv/bin/python docs/results/certificate_sweep.py --out docs/results/certificates.md")
+    add(".venv/bin/python docs/results/certificate_sweep.py " + " ".join(argv))
     add("# a few minutes: two values of C, two scalings, small cost cells")
     add(".venv/bin/python docs/results/certificate_sweep.py --out certificates-quick.md --quick")
     add("```")
