@@ -82,6 +82,18 @@ def test_frank_wolfe_on_unscaled_data(cancer, driver):
     assert_honest(of.solve(model, driver), optimum)
 
 
+def test_cvm_stops_tightening_its_rule_within_its_budget(cancer):
+    # On unscaled data the rule tightened to the gap tolerance took the CVM over ten minutes (one
+    # coreset point a step); past its budget the paper's stop stands, unproven.
+    X, _, y = cancer
+    model = L2SVM(Dataset(X, y), C=1.0, kernel="linear")
+    result = of.solve(model, CoreVectorMachine())
+    assert result.stats["tightened"] >= 1
+    assert result.stats["tightening_budget_spent"]
+    assert result.status is of.Status.CONVERGED
+    assert_honest(result, reference(model))
+
+
 def test_aid_with_an_inexact_inner_solver(cancer):
     X, _, y = cancer
     model = WeightedSVM(Dataset(X, y))

@@ -191,7 +191,9 @@ def test_a_users_simplex_qp_is_solved_by_every_simplex_driver():
         assert result.objective == pytest.approx(reference.value, rel=1e-6)
         assert result.bound <= result.objective
         assert result.solution["alpha"].sum() == pytest.approx(1.0)
-    plain = of.solve(model, driver=FW())  # sublinear: it stops on the radius rule, gap open
-    assert plain.bound <= reference.value <= plain.objective
+    plain = of.solve(model, driver=FW())  # sublinear, its rule tightened while the gap is open
+    slack = 1e-7 * abs(reference.value)  # Clarabel's default tolerances place the reference
+    assert plain.bound <= reference.value + slack
+    assert reference.value <= plain.objective + slack
     assert plain.objective == pytest.approx(reference.value, rel=1e-3)
     assert not AggregateDisaggregate().accepts(model)  # and it is refused where it offers nothing
