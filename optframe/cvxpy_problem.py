@@ -80,8 +80,9 @@ class CvxpyProblem(Model):
     Notes
     -----
     The problem class follows cvxpy's analysis: LP or QP (``problem.is_qp()``), MILP or MIQP
-    with integer or boolean variables, and EXP (a cone program, solved by Clarabel through
-    cvxpy) otherwise. See the module docstring for the two layers.
+    with integer or boolean variables; otherwise SOCP (second-order cones: Clarabel or SCIP
+    through cvxpy) or EXP (exponential cones: Clarabel). Semidefinite and power cones are
+    refused by name. See the module docstring for the two layers.
     """
 
     forms: ClassVar[tuple[str, ...]] = ("primal",)
@@ -120,18 +121,32 @@ class CvxpyProblem(Model):
 
     @property  # type: ignore[override]
     def problem_class(self) -> ProblemClass:  # type: ignore[override]
-        """LP, QP, MILP, MIQP, or EXP for any other cone program."""
+        """LP, QP, MILP, MIQP; SOCP or EXP for other cone programs (by the cones they need)."""
         integer = self.problem.is_mixed_integer()
         if not self._is_qp:
             if integer:
                 raise ModelError(
                     "a mixed-integer cone program (beyond QP) has no back-end in optframe"
                 )
-            return ProblemClass.EXP
+            return self._cone_class
         quadratic = not self.problem.objective.expr.is_affine()
         if integer:
             return ProblemClass.MIQP if quadratic else ProblemClass.MILP
         return ProblemClass.QP if quadratic else ProblemClass.LP
+
+    @cached_property
+    def _cone_class(self) -> ProblemClass:
+        """SOCP when second-order cones and linear rows suffice, EXP with exponential cones."""
+        import cvxpy as cp
+
+        dims = self.problem.get_problem_data(cp.CLARABEL)[0]["dims"]
+        other = [name for name in ("psd", "p3d", "pnd") if any(getattr(dims, name, ()) or ())]
+        if other:
+            raise ModelError(
+                f"the cvxpy problem needs {' and '.join(other)} cones (semidefinite or power), "
+                "which no back-end in optframe takes; solve it with problem.solve()"
+            )
+        return ProblemClass.EXP if getattr(dims, "exp", 0) else ProblemClass.SOCP
 
     @property  # type: ignore[override]
     def layers(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -46,6 +46,9 @@ class ProblemClass(enum.Enum):
     #: A convex cone program with exponential cones (and linear rows, second-order cones):
     #: smooth losses such as the logistic, stated with ``cvxpy.logistic``.
     EXP = "EXP"
+    #: A convex cone program with second-order cones and linear rows, no exponential cone
+    #: (a group lasso, a norm constraint): Clarabel and SCIP take it through cvxpy.
+    SOCP = "SOCP"
 
     @property
     def is_integer(self) -> bool:
@@ -54,8 +57,8 @@ class ProblemClass(enum.Enum):
 
     @property
     def is_conic(self) -> bool:
-        """Whether the problem needs a cone beyond the quadratic (exponential cone: EXP)."""
-        return self is ProblemClass.EXP
+        """Whether the problem needs a cone beyond the quadratic (EXP, SOCP)."""
+        return self in (ProblemClass.EXP, ProblemClass.SOCP)
 
 
 @dataclass(frozen=True, eq=False)

@@ -97,7 +97,7 @@ def drivers() -> dict[str, type]:
 
 
 def default_solver(problem_class: ProblemClass) -> str:
-    """The reference solver of a class: LP, MILP -> HiGHS; QP, EXP -> Clarabel; MIQP -> SCIP."""
+    """The reference solver of a class: LP, MILP: HiGHS; QP, EXP, SOCP: Clarabel; MIQP: SCIP."""
     from optframe.model import ProblemClass
 
     return {
@@ -106,6 +106,7 @@ def default_solver(problem_class: ProblemClass) -> str:
         ProblemClass.QP: "clarabel",
         ProblemClass.MIQP: "scip",
         ProblemClass.EXP: "clarabel",
+        ProblemClass.SOCP: "clarabel",
     }[problem_class]
 
 

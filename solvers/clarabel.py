@@ -240,12 +240,13 @@ class ClarabelCvxpyBackend(Backend):
 
     solver: ClassVar[str] = "clarabel"
     layer: ClassVar[str] = "cvxpy"
-    # EXP: cvxpy hands Clarabel its exponential cones (cvxpy's SCIP interface takes none)
+    # EXP and SOCP: cvxpy hands Clarabel its exponential and second-order cones (cvxpy's SCIP
+    # interface takes the second-order ones only)
     supports: ClassVar[frozenset[ProblemClass]] = frozenset(
-        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP}
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP, ProblemClass.SOCP}
     )
     duals: ClassVar[frozenset[ProblemClass]] = frozenset(
-        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP}
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.EXP, ProblemClass.SOCP}
     )
     requires: ClassVar[tuple[str, ...]] = ("cvxpy", "clarabel")
 

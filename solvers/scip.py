@@ -392,8 +392,9 @@ class ScipCvxpyBackend(Backend):
 
     solver: ClassVar[str] = "scip"
     layer: ClassVar[str] = "cvxpy"
+    # SOCP: cvxpy's SCIP interface takes second-order cones (no exponential ones)
     supports: ClassVar[frozenset[ProblemClass]] = frozenset(
-        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP}
+        {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP, ProblemClass.SOCP}
     )
     duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
     requires: ClassVar[tuple[str, ...]] = ("cvxpy", "pyscipopt")

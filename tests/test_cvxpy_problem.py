@@ -121,3 +121,32 @@ def test_anything_else_is_refused_with_what_solve_takes():
         of.solve("min x")
     with pytest.raises(of.ModelError, match=r"cvxpy\.Problem"):
         CvxpyProblem(object())
+
+
+def _group_lasso():
+    X, y = _regression(n=80, m=6)
+    w = cp.Variable(6, name="w")
+    penalty = cp.norm2(w[:3]) + cp.norm2(w[3:])
+    return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - X @ w) + 5.0 * penalty))
+
+
+@pytest.mark.parametrize("backend", ["auto", "scip"])
+def test_a_second_order_cone_program_reaches_the_back_ends_that_take_it(backend):
+    problem = _group_lasso()
+    assert of.from_cvxpy(problem).problem_class is of.ProblemClass.SOCP
+    result = of.solve(problem, backend=backend)
+    assert result.backend == ("cvxpy:clarabel" if backend == "auto" else "cvxpy:scip")
+    assert result.objective == pytest.approx(_reference(problem, tight=False), rel=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["highs", "osqp", "piqp"])
+def test_other_back_ends_refuse_a_cone_program_by_name(backend):
+    with pytest.raises(of.IncompatibleBackend, match="SOCP"):
+        of.solve(_group_lasso(), backend=backend)
+
+
+def test_semidefinite_cones_are_refused_by_name():
+    X = cp.Variable((2, 2), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.trace(X)), [X >> np.eye(2)])
+    with pytest.raises(of.ModelError, match="semidefinite"):
+        of.solve(problem)

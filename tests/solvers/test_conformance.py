@@ -25,7 +25,7 @@ from optframe.result import Status
 from optframe.solvers import clarabel, highs, osqp, piqp, scip
 
 LP, QP, MILP, MIQP = ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP, ProblemClass.MIQP
-EXP = ProblemClass.EXP
+EXP, SOCP = ProblemClass.EXP, ProblemClass.SOCP
 
 ALL_CLASSES = {LP, QP, MILP, MIQP}
 
@@ -37,13 +37,16 @@ EXPECTED = {
         ("pyomo", {LP, QP, MILP}, {LP, QP}),
     ],
     "osqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
-    "clarabel": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP, EXP}, {LP, QP, EXP})],
+    "clarabel": [
+        ("matrix", {LP, QP}, {LP, QP}),
+        ("cvxpy", {LP, QP, EXP, SOCP}, {LP, QP, EXP, SOCP}),
+    ],
     "piqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
     "fn": [("matrix", {LP}, {LP})],
     "scip": [
         ("matrix", ALL_CLASSES, {LP}),
         ("pyomo", ALL_CLASSES, set()),
-        ("cvxpy", ALL_CLASSES, {LP}),
+        ("cvxpy", ALL_CLASSES | {SOCP}, {LP}),
     ],
 }
 
