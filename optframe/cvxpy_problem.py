@@ -3,7 +3,7 @@ r"""A user's ``cvxpy.Problem`` as an optframe model: :func:`from_cvxpy` and :cla
 ``optframe.solve(problem)`` takes a ``cvxpy.Problem`` as it is. The problem becomes a model with
 two layers:
 
-``matrix`` (LPs, QPs and their mixed-integer forms)
+``matrix`` (LPs and QPs; a problem with integer variables has the cvxpy layer only)
     cvxpy's own canonicalization for QP solvers (``problem.get_problem_data(cvxpy.OSQP)``):
 
     .. math::
@@ -174,7 +174,7 @@ class CvxpyProblem(Model):
         """The QP canonicalization of cvxpy as a MatrixProblem, and each variable's columns."""
         import cvxpy as cp
 
-        try:
+        try:  # cvxpy refuses a problem with integer variables here: it gets the cvxpy layer
             data, _, _ = self.problem.get_problem_data(cp.OSQP)
         except (cp.error.SolverError, cp.error.DCPError, ValueError):
             return None
@@ -192,11 +192,6 @@ class CvxpyProblem(Model):
         for bounds, side in ((data.get("lower_bounds"), lower), (data.get("upper_bounds"), upper)):
             if bounds is not None:
                 side[:] = np.asarray(bounds, dtype=np.float64)
-        integrality = np.zeros(n, dtype=bool)
-        for key in ("bool_vars_idx", "int_vars_idx"):
-            integrality[np.asarray(data.get(key, []), dtype=np.intp)] = True
-        for index in np.asarray(data.get("bool_vars_idx", []), dtype=np.intp):
-            lower[index], upper[index] = max(lower[index], 0.0), min(upper[index], 1.0)
         n_eq, n_ineq = int(data["n_eq"]), int(data["n_ineq"])
         P = sp.csc_array(data["P"]) if data["P"] is not None else None
         problem = MatrixProblem(
@@ -207,7 +202,6 @@ class CvxpyProblem(Model):
             lower=lower,
             upper=upper,
             P=P if P is not None and P.nnz else None,
-            integrality=integrality if integrality.any() else None,
             offset=offset,
         )
         if problem.n_rows != n_eq + n_ineq:

@@ -90,7 +90,7 @@ def test_a_cone_program_goes_to_clarabel_through_cvxpy():
     assert result.status is of.Status.CONVERGED  # no bound of optframe's own for cones yet
 
 
-def test_a_solution_moved_off_the_optimum_is_not_optimal(monkeypatch):
+def test_a_bound_from_moved_points_and_duals_stays_below_the_optimum(monkeypatch):
     from optframe.drivers import direct
 
     problem, _, _ = _lad_ridge()

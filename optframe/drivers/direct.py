@@ -86,7 +86,9 @@ def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> Ba
     dual = dict(raw.values.dual)
     x, y = primal.pop(_ALL_COLUMNS, None), dual.pop(_ALL_ROWS, None)
     if x is not None and y is not None:
+        tick = time.perf_counter()
         found = safe_lower_bound(formulation.problem, x, y)
+        stats["safe_bound_seconds"] = time.perf_counter() - tick
         stats["safe_bound"] = formulation.original_value(found.value)
         stats["safe_bound_how"] = found.reason or (
             "from the solver's point and duals, made safe (Neumaier-Shcherbina; "
