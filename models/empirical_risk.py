@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import (
     BoxQPDual,
+    ElasticNetSmoothLoss,
     EntropyBoxDual,
     LinearBoxDual,
     PiecewiseBoxDual,
@@ -56,6 +57,7 @@ from ._risk_margin import (
     simplex_qp,
     simplex_qp_refusal,
 )
+from ._risk_sparse import elastic_net_smooth_loss, elastic_net_smooth_refusal
 from ._risk_structures import (
     box_qp_dual,
     entropy_box_dual,
@@ -207,7 +209,10 @@ class EmpiricalRisk(Model):
       kernel and no intercept;
     * :class:`~optframe.capabilities.SimplexQP` (FrankWolfe, MFW, CoreVectorMachine) for one
       one-sided quadratic loss with equal costs, the ridge penalty, a free margin and a
-      penalized intercept (the others are derived without these two options).
+      penalized intercept (the others are derived without these two options);
+    * :class:`~optframe.capabilities.ElasticNetSmoothLoss` (CoordinateDescent) for one
+      differentiable loss (ReHU pieces only, or the logistic), a penalty with an L1 part and
+      the linear kernel, with or without intercept.
 
     Examples
     --------
@@ -242,6 +247,7 @@ class EmpiricalRisk(Model):
         PiecewiseBoxDual,
         SimplexQP,
         EntropyBoxDual,
+        ElasticNetSmoothLoss,
     )
 
     data: Dataset
@@ -574,6 +580,8 @@ class EmpiricalRisk(Model):
 
     def _refusal(self, kind: type[Structure]) -> str | None:
         loss, pen = self.loss, self._penalty
+        if kind is ElasticNetSmoothLoss:
+            return elastic_net_smooth_refusal(self)
         if self._losses.is_smooth or kind is EntropyBoxDual:
             return self._smooth_refusal(kind)
         if self.per_sample and kind is not BoxQPDual:
@@ -674,6 +682,8 @@ class EmpiricalRisk(Model):
         return None
 
     def _structure(self, kind: type[Structure]) -> Structure:
+        if kind is ElasticNetSmoothLoss:
+            return elastic_net_smooth_loss(self)
         if kind is EntropyBoxDual:
             return entropy_box_dual(self)
         if kind is PiecewiseBoxDual:

@@ -110,6 +110,7 @@ _KERNEL_MODULES = {
     "dcd": "optframe.drivers.dcd_core",  # and dcd_pieces_core, dcd_logistic_core
     "frank_wolfe": "optframe.drivers.fw_core",
     "cvm": "optframe.drivers.fw_core",
+    "cd": "optframe.drivers.cd_core",
 }
 
 
@@ -204,6 +205,19 @@ def _cvm_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     return [(CoreVectorMachine(), model), (CoreVectorMachine(sample_size=None), model)]
 
 
+def _cd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
+    from optframe.drivers import CoordinateDescent
+    from optframe.losses import SquaredHinge
+    from optframe.models import EmpiricalRisk
+    from optframe.penalties import L1
+
+    # one loss serves both kinds (the loss is an argument of the kernels, not a type)
+    return [
+        (CoordinateDescent(), EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), penalty=L1()))
+        for sparse in _layouts(needs)
+    ]
+
+
 def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     """The cache key and the warm-up runs of ``driver``, or ``None`` if it runs no numba kernel.
 
@@ -211,7 +225,7 @@ def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     ``parallel_rows``) or which kernels run (Frank-Wolfe's ``shrinking``): drivers with the same
     key run the same compiled kernels.
     """
-    from optframe.drivers import DCD, SMO, CoreVectorMachine, FrankWolfe
+    from optframe.drivers import DCD, SMO, CoordinateDescent, CoreVectorMachine, FrankWolfe
 
     if isinstance(driver, SMO):
         return ("smo", bool(driver.float32_rows), bool(driver.parallel_rows)), _smo_runs
@@ -221,6 +235,8 @@ def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
         return ("frank_wolfe", bool(driver.shrinking)), _fw_runs
     if isinstance(driver, CoreVectorMachine):
         return ("cvm",), _cvm_runs
+    if isinstance(driver, CoordinateDescent):
+        return ("cd",), _cd_runs
     return None
 
 

@@ -6,6 +6,7 @@
 from optframe.drivers.admm import ADMM, ADMMThenIPM
 from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver, RunContext
+from optframe.drivers.cd import CoordinateDescent
 from optframe.drivers.cvm import CoreVectorMachine
 from optframe.drivers.dcd import DCD
 from optframe.drivers.direct import Direct
@@ -21,6 +22,7 @@ __all__ = [
     "SMO",
     "ADMMThenIPM",
     "AggregateDisaggregate",
+    "CoordinateDescent",
     "CoreVectorMachine",
     "Direct",
     "Driver",
