@@ -24,6 +24,7 @@ when it ends; otherwise the seconds go to the ``optframe.jit`` logger.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -418,20 +419,72 @@ def compile_in_background(runs: Iterable[tuple[Driver, Needs]]) -> bool:
     return True
 
 
-def _spare_core() -> bool:
-    """Whether a core is free: the cores this process may use less the 1-minute load average.
+#: Seconds over which :func:`_spare_core` samples the processors' idle time.
+IDLE_SAMPLE_SECONDS = 0.15
 
-    The load counts this process itself; without a load average (not Unix), two cores suffice.
+
+def _idle_cores(cpus: set[int], seconds: float) -> float | None:
+    """Processors of ``cpus`` left idle over the next ``seconds`` (Linux ``/proc/stat``), or None.
+
+    The idle and iowait ticks of each of those processors, read twice, over their total ticks:
+    what the machine does now, where the load average remembers the last minute (say, the
+    ``pip install`` just before a first ``optframe demo``).
+    """
+
+    def ticks() -> tuple[float, float]:
+        idle = total = 0.0
+        with open("/proc/stat") as stat:
+            for line in stat:
+                name, _, rest = line.partition(" ")
+                if not (name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus):
+                    continue
+                fields = [float(v) for v in rest.split()[:8]]
+                idle += fields[3] + fields[4]
+                total += sum(fields)
+        return idle, total
+
+    try:
+        idle0, total0 = ticks()
+        time.sleep(seconds)
+        idle1, total1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return len(cpus) * (idle1 - idle0) / (total1 - total0)
+
+
+def _cgroup_cores() -> float:
+    """The processors a cgroup v2 quota (``cpu.max``) grants this process; ``inf`` without one."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as limit:
+            quota, period = limit.read().split()[:2]
+        return math.inf if quota == "max" else float(quota) / float(period)
+    except (OSError, ValueError):
+        return math.inf
+
+
+def _spare_core() -> bool:
+    """Whether a core is free for a second process, besides the one this process goes on using.
+
+    On Linux, from the processors' idle time sampled now (:func:`_idle_cores`; this process
+    sleeps while it samples, so it needs one idle core and the second process another). Elsewhere
+    from the 1-minute load average, which counts this process; without one, two cores suffice.
     """
     try:
-        cores = len(os.sched_getaffinity(0))
+        cpus = set(os.sched_getaffinity(0))
     except AttributeError:
-        cores = os.cpu_count() or 1
+        cpus = set(range(os.cpu_count() or 1))
+    if _cgroup_cores() < 2.0:  # a container's quota: the processors are shared beyond it
+        return False
+    idle = _idle_cores(cpus, IDLE_SAMPLE_SECONDS)
+    if idle is not None:
+        return idle >= 1.75
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
-        return cores > 1
-    return cores - load >= 1.0
+        return len(cpus) > 1
+    return len(cpus) - load >= 1.0
 
 
 def _wait_for_background(verbose: bool) -> None:

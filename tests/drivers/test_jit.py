@@ -1,6 +1,7 @@
 """Numba kernels compile before a driver's timer starts, for exactly the types a real run uses."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -250,6 +251,17 @@ def test_compile_kernels_waits_for_the_background_compilation(monkeypatch):
     assert jit.compile_kernels(DCD(), needs=jit.Needs(linear=True, sparse=False)) == 0.0
 
 
+def test_idle_cores_reads_what_the_processors_do_now():
+    cpus = set(range(os.cpu_count() or 1))
+    idle = jit._idle_cores(cpus, 0.05)
+    if not os.path.exists("/proc/stat"):  # not Linux: the load average decides
+        assert idle is None
+        return
+    assert idle is not None
+    assert 0.0 <= idle <= len(cpus) + 1e-9
+    assert jit._idle_cores(set(), 0.0) is None  # no processor, no ticks
+
+
 def test_no_background_compilation_without_kernels():
     assert not jit.compile_in_background([(Direct(), jit.Needs()), (AggregateDisaggregate(),
                                            jit.Needs())])  # fmt: skip
@@ -258,9 +270,18 @@ def test_no_background_compilation_without_kernels():
 
 def test_background_compilation_only_with_a_free_core(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(jit, "_cgroup_cores", lambda: math.inf)
+    monkeypatch.setattr(jit, "_idle_cores", lambda cpus, seconds: 1.97)  # a quiet machine
+    assert jit._spare_core()
+    monkeypatch.setattr(jit, "_idle_cores", lambda cpus, seconds: 1.02)  # another process busy
+    assert not jit._spare_core()
+    monkeypatch.setattr(jit, "_idle_cores", lambda cpus, seconds: None)  # no /proc/stat
     monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))  # this process alone
     assert jit._spare_core()
     monkeypatch.setattr(os, "getloadavg", lambda: (4.5, 4.0, 3.0))  # others use both cores
+    assert not jit._spare_core()
+    monkeypatch.setattr(jit, "_idle_cores", lambda cpus, seconds: 1.97)
+    monkeypatch.setattr(jit, "_cgroup_cores", lambda: 1.0)  # a container granted one processor
     assert not jit._spare_core()
     monkeypatch.setattr(jit, "_cache_is_warm", lambda keys: False)
     assert not jit.compile_in_background([(DCD(), jit.Needs(linear=True, sparse=False))])
