@@ -15,9 +15,12 @@ then records the cell as ``unavailable`` with that reason, never a number.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +47,14 @@ class PeerFit:
     tool_objective: float | None = None
     iterations: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def cell_threads() -> int:
+    """The threads of the cell: ``OPTFRAME_THREADS`` (set by the runner's ``--threads``), else 1."""
+    try:
+        return max(1, int(os.environ.get("OPTFRAME_THREADS") or 1))
+    except ValueError:
+        return 1
 
 
 def missing_module(module: str) -> str | None:
@@ -166,7 +177,7 @@ def highs_model(
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
-    highs.setOptionValue("threads", 1)
+    highs.setOptionValue("threads", cell_threads())
     highs.setOptionValue("solver", solver)
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
@@ -326,6 +337,143 @@ def rehline_hinge(X: Any, y: np.ndarray, C: float, tol: float, max_iter: int) ->
     )
 
 
+def liblinear_squared_hinge(X: Any, y: np.ndarray, C: float, tol: float, dual: Any) -> PeerFit:
+    """``LinearSVC(C=C, fit_intercept=False, tol=tol, dual=dual)``: its default loss, squared hinge.
+
+    ``dual=True`` is LIBLINEAR's ``-s 1`` (dual coordinate descent, LIBLINEAR's own default);
+    ``dual="auto"`` is scikit-learn's default, which picks the primal trust-region Newton
+    (``-s 2``) when there are more rows than features. ``max_iter`` is scikit-learn's default
+    (1,000) for ``"auto"``, as a user would run it, and 1,000,000 otherwise; ``status`` is
+    ``max_iter`` when the fit stopped there.
+    """
+    from sklearn.svm import LinearSVC
+
+    max_iter = 1000 if dual == "auto" else 1_000_000
+    estimator = LinearSVC(C=C, fit_intercept=False, tol=tol, dual=dual, max_iter=max_iter)
+    start = time.perf_counter()
+    with _quiet_convergence():
+        estimator.fit(X, y)
+    seconds = time.perf_counter() - start
+    iterations = int(np.max(estimator.n_iter_))
+    return PeerFit(
+        solution={"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))},
+        seconds=seconds,
+        status="max_iter" if iterations >= max_iter else "done",
+        iterations=iterations,
+    )
+
+
+def sklearn_logistic(
+    X: Any,
+    y: np.ndarray,
+    C: float,
+    solver: str,
+    dual: bool = False,
+    tol: float = 1e-4,
+    max_iter: int = 100,
+) -> PeerFit:
+    r"""``LogisticRegression(C=C, fit_intercept=False, solver=solver, dual=dual, tol, max_iter)``.
+
+    Its L2 objective is :math:`\tfrac12\lVert w\rVert^2 + C\sum_i \log(1 + e^{-y_i x_i^\top
+    w})`, the model's. ``solver="liblinear"`` with ``dual=True`` is LIBLINEAR's ``-s 7`` (the
+    dual coordinate descent of Yu, Huang and Lin, DCD's peer), with ``dual=False`` its ``-s 0``
+    (trust-region Newton, scikit-learn's liblinear default); ``"lbfgs"`` is scikit-learn's
+    default solver. ``status`` is ``max_iter`` when the fit stopped at ``max_iter``.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    estimator = LogisticRegression(
+        C=C, fit_intercept=False, solver=solver, dual=dual, tol=tol, max_iter=max_iter
+    )
+    start = time.perf_counter()
+    with _quiet_convergence():
+        estimator.fit(X, y)
+    seconds = time.perf_counter() - start
+    iterations = int(np.max(estimator.n_iter_))
+    return PeerFit(
+        solution={"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))},
+        seconds=seconds,
+        status="max_iter" if iterations >= max_iter else "done",
+        iterations=iterations,
+    )
+
+
+def rehline_arrays(loss: Any, y: np.ndarray) -> dict[str, np.ndarray]:
+    r"""ReHLine's ``U, V, S, T, Tau`` (one row per piece) for an optframe PLQ loss on ``y``.
+
+    ReHLine's terms are :math:`\operatorname{relu}(u_{li} x_i^\top w + v_{li})` and
+    :math:`\operatorname{rehu}_{\tau_{hi}}(s_{hi} x_i^\top w + t_{hi})`. A piece
+    :math:`\operatorname{relu}(u a + v)` of the residual :math:`a = y_i - x_i^\top w` gives
+    :math:`u_{li} = -u`, :math:`v_{li} = u y_i + v`; of the margin :math:`a = y_i x_i^\top w`,
+    :math:`u_{li} = u y_i`, :math:`v_{li} = v`; the same for the ReHU pieces.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    ones = np.ones(y.size)
+    regression = not loss.is_classification
+
+    def rows(pieces: list[tuple[float, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        if not pieces:
+            return np.empty((0, 0)), np.empty((0, 0))
+        slope = [-c * ones if regression else c * y for c, *_ in pieces]
+        shift = [c * y + d if regression else d * ones for c, d, *_ in pieces]
+        return np.array(slope), np.array(shift)
+
+    U, V = rows(loss.relu_pieces)
+    S, T = rows(loss.rehu_pieces)
+    Tau = np.array([tau * ones for *_, tau in loss.rehu_pieces]) if loss.rehu_pieces else S
+    return {"U": U, "V": V, "S": S, "T": T, "Tau": Tau}
+
+
+def rehline_plq(
+    X: Any,
+    y: np.ndarray,
+    C: float,
+    tol: float,
+    max_iter: int,
+    loss: Any = None,
+    name: dict[str, Any] | None = None,
+) -> PeerFit:
+    r"""ReHLine on :math:`C\sum_i \ell(a_i) + \tfrac12\lVert w\rVert^2`, no intercept.
+
+    ``name``: one of ReHLine's own losses, ``plqERM_Ridge(loss=name, C=C)`` (``{"name":
+    "huber", "tau": 1.0}``, ``{"name": "QR", "qt": 0.3}``, ``{"name": "squared hinge"}``,
+    ``{"name": "sSVM"}``), as its users call it; otherwise ``loss``, an optframe PLQ loss that
+    ReHLine has no name for (the expectile), given to ``ReHLine(C=C, U=..., ...)`` through
+    :func:`rehline_arrays`.
+    """
+    from rehline import ReHLine, plqERM_Ridge
+
+    if name is not None:
+        estimator = plqERM_Ridge(loss=name, C=C, tol=tol, max_iter=max_iter)
+        start = time.perf_counter()
+        with _quiet_convergence():
+            estimator.fit(X, y)
+    else:
+        start = time.perf_counter()
+        estimator = ReHLine(C=C, tol=tol, max_iter=max_iter, **rehline_arrays(loss, y))
+        with _quiet_convergence():
+            estimator.fit(X)
+    seconds = time.perf_counter() - start
+    converged = bool(getattr(estimator, "converged_", True))
+    return PeerFit(
+        solution={"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))},
+        seconds=seconds,
+        status="done" if converged else "max_iter",
+        tool_objective=_float_or_none(getattr(estimator, "objective_", None)),
+        iterations=int(getattr(estimator, "n_iter_", 0) or 0),
+    )
+
+
+@contextlib.contextmanager
+def _quiet_convergence() -> Iterator[None]:
+    """Silence scikit-learn's ConvergenceWarning (the status says whether the cap was hit)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
 def _float_or_none(value: Any) -> float | None:
     try:
         return float(value)
@@ -351,7 +499,7 @@ def svc_fit(
     :math:`w` = ``coef_``. Returns the fit and the estimator (for predictions).
     """
     if implementation == "onedal":
-        onedal_threads(1)
+        onedal_threads(cell_threads())
         from sklearnex.svm import SVC
     else:
         from sklearn.svm import SVC

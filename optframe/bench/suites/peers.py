@@ -96,11 +96,22 @@ COLUMNS = [
     "success",
     "ratio_to_best_peer",
     "accuracy",
+    "peak_rss_mb",
+    "fit_mb",
+    "threads",
     "reason",
 ]
 REPORT = {
     "method": "method",
-    "baseline": ("pyfixest pfn", "liblinear tol 1e-4", "libsvm SVC", "onedal SVC"),
+    "memory": "peak_rss_mb",
+    "baseline": (
+        "pyfixest pfn",
+        "liblinear tol 1e-4",
+        "libsvm SVC",
+        "onedal SVC",
+        "liblinear dual tol 1e-4",
+        "rehline tol 1e-4",
+    ),
     "problem": ("job", "data", "variant", "n", "m"),
 }
 KIND = ("job", "method")
@@ -111,6 +122,7 @@ C_SVM = 1.0
 CACHE_MB = 2000
 ACCURACY_POINTS = ps.ACCURACY_POINTS
 TOLERANCE = {"lad": 1e-6, "svm-linear": 1e-6, "svm-rbf": 1e-3, "l2svm-rbf": math.nan}
+# every job of LOSS_JOBS: 1e-6 (the default of tolerance_of)
 
 LAD_METHODS = (
     "optframe aid",
@@ -158,6 +170,40 @@ L2_METHODS = (
 )
 L2_SETS = ("a9a", "w8a", "ijcnn1")
 
+# The losses beyond the hinge, each with the L2 penalty and no intercept (the classification
+# sets with the bias as a feature of value 1), against the strongest peer for the loss.
+SQHINGE_METHODS = (
+    "optframe dcd",
+    "optframe auto",
+    "liblinear LinearSVC defaults",
+    "liblinear dual tol 1e-4",
+    "liblinear dual tol 1e-6",
+    "rehline tol 1e-4",
+    "rehline tol 1e-6",
+)
+LOGISTIC_METHODS = (
+    "optframe dcd",
+    "optframe auto",
+    "liblinear primal tol 1e-4",
+    "liblinear dual tol 1e-4",
+    "lbfgs defaults",
+    "lbfgs tol 1e-8",
+)
+REHLINE_METHODS = ("optframe dcd", "optframe auto", "rehline tol 1e-4", "rehline tol 1e-6")
+QUANTILE_TAU = 0.3
+#: job -> (data sets, methods, quick data sets); "het" is the LAD job's generator at LOSS_HET.
+LOSS_JOBS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "sqhinge-linear": (("a9a", "ijcnn1.t"), SQHINGE_METHODS, ("a1a",)),
+    "logistic-linear": (("a9a", "ijcnn1"), LOGISTIC_METHODS, ("a1a",)),
+    "smoothhinge-linear": (("a9a", "ijcnn1.t"), REHLINE_METHODS, ("a1a",)),
+    "huber-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
+    "quantile-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
+    "expectile-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
+}
+LOSS_HET = (100_000, 20)
+QUICK_LOSS_HET = (3_000, 5)
+JOBS = ("lad", "svm-linear", "svm-rbf", "l2svm-rbf", *LOSS_JOBS)
+
 # Seconds per cell on one core, from the issue's and this suite's measurements (per n*m for LAD).
 _LAD_PER_NM = {
     "optframe aid": 8e-7,
@@ -190,6 +236,8 @@ _SVM_SECONDS = {
     ("l2svm-rbf", "optframe mfw shrink"): 20.0,
     ("l2svm-rbf", "libsvm SVC"): 20.0,
 }
+# Seconds per cell of the loss jobs at their full sizes (one core, quiet); 5 s otherwise.
+_LOSS_SECONDS = {"sqhinge-linear": 3.0, "logistic-linear": 1.0, "smoothhinge-linear": 1.0}
 
 
 def cells(quick: bool) -> list[Cell]:
@@ -219,6 +267,15 @@ def cells(quick: bool) -> list[Cell]:
         grid += [
             Cell({"job": "l2svm-rbf", "data": name, "C": C_SVM, "method": x}) for x in L2_METHODS
         ]
+    for job, (sets, methods, quick_sets) in LOSS_JOBS.items():
+        for name in quick_sets if quick else sets:
+            size = {}
+            if name == "het":
+                n, m = QUICK_LOSS_HET if quick else LOSS_HET
+                size = {"n": n, "m": m}
+            grid += [
+                Cell({"job": job, "data": name, **size, "C": C_SVM, "method": x}) for x in methods
+            ]
     return grid
 
 
@@ -231,6 +288,8 @@ def expected_seconds(cell: Cell, quick: bool) -> float:
         n, m = cell.params.get("n", 40_768), cell.params.get("m", 10)
         rate = _LAD_PER_NM.get(method)
         return PDLP_LIMIT if rate is None else max(0.2, rate * n * m)
+    if job in LOSS_JOBS:
+        return _LOSS_SECONDS.get(job, 5.0)
     return _SVM_SECONDS.get((job, method), 10.0)
 
 
@@ -310,9 +369,17 @@ def unavailable_reason(method: str) -> str | None:
     return None
 
 
+cell_threads = pm.cell_threads
+
+
+def one_thread() -> contextlib.AbstractContextManager[None]:
+    """:func:`limited_threads` at 1."""
+    return limited_threads(1)
+
+
 @contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """One thread for BLAS, numba and optframe inside the block; the previous settings after.
+def limited_threads(threads: int) -> Iterator[None]:
+    """``threads`` for BLAS, numba and optframe inside the block; the previous settings after.
 
     The runner already sets the thread variables; numba's pool is sized when numba loads, so
     it is set here too (oneDAL's is set by :func:`optframe.bench.peer_methods.svc_fit`).
@@ -320,17 +387,17 @@ def one_thread() -> Iterator[None]:
     from threadpoolctl import threadpool_limits
 
     saved = os.environ.get("OPTFRAME_THREADS")
-    os.environ["OPTFRAME_THREADS"] = "1"
+    os.environ["OPTFRAME_THREADS"] = str(threads)
     numba_threads = None
     try:
         import numba
 
         numba_threads = numba.get_num_threads()
-        numba.set_num_threads(1)
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     except Exception:  # numba absent: nothing to limit
         numba_threads = None
     try:
-        with threadpool_limits(1):
+        with threadpool_limits(threads):
             yield
     finally:
         if numba_threads is not None:
@@ -343,12 +410,60 @@ def one_thread() -> Iterator[None]:
             os.environ["OPTFRAME_THREADS"] = saved
 
 
+# ---------------------------------------------------------------------------- peak memory
+def _status_mb(field: str) -> float | None:
+    """``VmHWM`` or ``VmRSS`` of this process from ``/proc/self/status``, in MB (None if absent)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak resident set (``VmHWM``) to its current one (Linux 4.0+)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def peak_memory() -> Iterator[dict[str, Any]]:
+    """Measure the peak resident memory of the block; the mapping is filled at its end.
+
+    ``rss_before_mb``: the resident set before the block (the interpreter, the imports, the
+    data, the warm-up). ``peak_rss_mb``: the process's peak resident set during the block: its
+    ``VmHWM``, reset just before the block (``/proc/self/clear_refs``), so what ran before
+    (data loading, the warm-up) does not count. ``fit_mb``: the difference, what the method
+    itself added at its peak. ``peak_scope`` is ``"fit"``; ``"process"`` where the peak could
+    not be reset (then the peak covers the process's life). Nothing is filled off Linux.
+    """
+    memory: dict[str, Any] = {}
+    before = _status_mb("VmRSS")
+    scope = "fit" if _reset_peak() else "process"
+    yield memory
+    peak = _status_mb("VmHWM")
+    if before is not None and peak is not None:
+        memory |= {
+            "peak_rss_mb": peak,
+            "rss_before_mb": before,
+            "fit_mb": peak - before,
+            "peak_scope": scope,
+        }
+
+
 def _timed_solve(model: Any, driver: Any, backend: str = "auto") -> tuple[Any, float]:
-    """``of.solve(model, driver, backend=backend, threads=1)`` and its wall seconds."""
+    """``of.solve(model, driver, backend=backend, threads=cell_threads())``, wall seconds."""
     import optframe as of
 
     start = time.perf_counter()
-    result = of.solve(model, driver=driver, backend=backend, threads=1)
+    result = of.solve(model, driver=driver, backend=backend, threads=cell_threads())
     return result, time.perf_counter() - start
 
 
@@ -411,10 +526,14 @@ def _lad_fit(method: str, data: Any, quick: bool) -> dict[str, Any]:
         backend = {"fn": "matrix:fn", "piqp": "piqp"}.get(method.rsplit(" ", 1)[-1], "auto")
         start = time.perf_counter()
         if method == "optframe auto":  # solve()'s own default driver
-            result = of.solve(model, threads=1)
+            result = of.solve(model, threads=cell_threads())
         else:
             result = of.solve(
-                model, driver=driver, backend=backend, threads=1, solver_options=options
+                model,
+                driver=driver,
+                backend=backend,
+                threads=cell_threads(),
+                solver_options=options,
             )
         return _optframe_record(result, time.perf_counter() - start, model)
     if method.startswith("pyfixest"):
@@ -435,9 +554,10 @@ def _run_lad(cell: Cell, quick: bool) -> dict[str, Any]:
 
     _warm_up(("lad", cell["method"]), lambda: _lad_fit(cell["method"], _tiny_lad(), True))
     data = _lad_data(cell)
-    record = _lad_fit(cell["method"], data, quick)
+    with peak_memory() as memory:
+        record = _lad_fit(cell["method"], data, quick)
     assert isinstance(data, Dataset)
-    return {"n": data.n_samples, "m": data.n_features} | record
+    return {"n": data.n_samples, "m": data.n_features} | record | memory
 
 
 def _tiny_lad() -> Any:
@@ -491,8 +611,9 @@ def _run_linear(cell: Cell) -> dict[str, Any]:
         lambda: _linear_fit(method, variant, make_svm_aid(300, 5, random_state=1), cell["C"]),
     )
     data = _linear_data(cell["data"])
-    record = _linear_fit(method, variant, data, cell["C"])
-    return {"n": data.n_samples, "m": data.n_features} | record
+    with peak_memory() as memory:
+        record = _linear_fit(method, variant, data, cell["C"])
+    return {"n": data.n_samples, "m": data.n_features} | record | memory
 
 
 # ------------------------------------------------------------------------------- kernel SVMs
@@ -542,8 +663,110 @@ def _run_kernel(cell: Cell) -> dict[str, Any]:
     _warm_up((job, method), tiny)
     X, y, Xt, yt = _split(cell["data"])
     gamma = _cached(("gamma", cell["data"]), lambda: rbf_gamma(X))
-    record = _kernel_fit(job, method, X, y, Xt, yt, cell["C"], gamma)
-    return {"n": int(y.size), "m": int(X.shape[1]), "gamma": gamma} | record
+    with peak_memory() as memory:
+        record = _kernel_fit(job, method, X, y, Xt, yt, cell["C"], gamma)
+    return {"n": int(y.size), "m": int(X.shape[1]), "gamma": gamma} | record | memory
+
+
+# ------------------------------------------------------------------------- losses beyond hinge
+def loss_of(job: str) -> Any:
+    """The optframe loss of a job of ``LOSS_JOBS``."""
+    from optframe.losses import Huber, Logistic, Pinball, PLQLoss, SquaredHinge
+
+    tau = QUANTILE_TAU
+    losses = {
+        "sqhinge-linear": lambda: SquaredHinge(),
+        "logistic-linear": lambda: Logistic(),
+        "smoothhinge-linear": lambda: PLQLoss(rehu=[(-1.0, 1.0, 1.0)], kind="classification"),
+        "huber-linear": lambda: Huber(1.0),
+        "quantile-linear": lambda: Pinball(tau),
+        # tau r_+^2 + (1 - tau) r_-^2 of the residual r: two one-sided squares
+        "expectile-linear": lambda: PLQLoss(
+            rehu=[(math.sqrt(2 * tau), 0.0, math.inf), (-math.sqrt(2 * (1 - tau)), 0.0, math.inf)]
+        ),
+    }
+    return losses[job]()
+
+
+#: ReHLine's own name for each loss it has one for (``plqERM_Ridge(loss=...)``).
+REHLINE_NAMES: dict[str, dict[str, Any]] = {
+    "sqhinge-linear": {"name": "squared hinge"},
+    "smoothhinge-linear": {"name": "sSVM"},
+    "huber-linear": {"name": "huber", "tau": 1.0},
+    "quantile-linear": {"name": "QR", "qt": QUANTILE_TAU},
+}
+
+
+def _loss_fit(job: str, method: str, X: Any, y: np.ndarray, C: float) -> dict[str, Any]:
+    """One method on the loss job ``job`` for ``(X, y)`` (the bias already a column of ``X``)."""
+    from optframe.data import Dataset
+    from optframe.drivers import DCD
+    from optframe.models import EmpiricalRisk
+
+    loss = loss_of(job)
+    model = EmpiricalRisk(Dataset(X=X, y=y), loss, C=C, fit_intercept=False)
+    if method.startswith("optframe"):
+        result, seconds = _timed_solve(model, DCD() if method == "optframe dcd" else "auto")
+        return _optframe_record(result, seconds, model)
+    tol = float(method.rsplit(" ", 1)[-1]) if " tol " in method else 1e-4
+    if method.startswith("rehline"):
+        fit = pm.rehline_plq(
+            X, y, C, tol=tol, max_iter=100_000, loss=loss, name=REHLINE_NAMES.get(job)
+        )
+    elif job == "sqhinge-linear" and method.startswith("liblinear"):
+        dual = "auto" if method == "liblinear LinearSVC defaults" else True
+        fit = pm.liblinear_squared_hinge(X, y, C, tol=tol, dual=dual)
+    elif job == "logistic-linear" and method.startswith("liblinear"):
+        fit = pm.sklearn_logistic(
+            X, y, C, "liblinear", dual=" dual " in method, tol=tol, max_iter=1_000_000
+        )
+    elif job == "logistic-linear" and method == "lbfgs defaults":
+        fit = pm.sklearn_logistic(X, y, C, "lbfgs")
+    elif job == "logistic-linear" and method.startswith("lbfgs"):
+        fit = pm.sklearn_logistic(X, y, C, "lbfgs", tol=tol, max_iter=100_000)
+    else:
+        raise ValueError(f"unknown method {method!r} for the job {job!r}")
+    return _peer_record(fit, model)
+
+
+def loss_data(job: str, name: str, n: int | None = None, m: int | None = None) -> Any:
+    """``(X, y)`` of a loss job: the bias as a ones column for a margin loss, dense regression."""
+    if loss_of(job).is_classification:
+
+        def classification() -> Any:
+            data = _linear_data(name)
+            return pm.with_ones(data.X), np.asarray(data.y, dtype=np.float64)
+
+        return _cached(("loss classification", name), classification)
+
+    def regression() -> Any:
+        from optframe.data import load_dataset
+
+        data = heteroscedastic_lad(n, m) if name == "het" else load_dataset(name)
+        return np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+
+    return _cached(("loss regression", name, n, m), regression)
+
+
+def _run_loss(cell: Cell) -> dict[str, Any]:
+    from optframe.data import make_svm_aid
+
+    job, method = cell["job"], cell["method"]
+
+    def tiny() -> Any:
+        if loss_of(job).is_classification:
+            data = make_svm_aid(300, 5, random_state=1)
+            X, y = pm.with_ones(data.X), np.asarray(data.y, dtype=np.float64)
+        else:
+            data = heteroscedastic_lad(400, 4, seed=1)
+            X, y = np.asarray(data.X), np.asarray(data.y)
+        return _loss_fit(job, method, X, y, cell["C"])
+
+    _warm_up(("loss", job, method), tiny)
+    X, y = loss_data(job, cell["data"], cell.params.get("n"), cell.params.get("m"))
+    with peak_memory() as memory:
+        record = _loss_fit(job, method, X, y, cell["C"])
+    return {"n": int(y.size), "m": int(X.shape[1])} | record | memory
 
 
 # ------------------------------------------------------------------------------------- cells
@@ -558,20 +781,109 @@ def _warm_up(key: tuple, run: Any) -> None:
     _WARM.add(key)
 
 
+FRESH_PROCESS = True  # each cell in a new process (its memory its own); False: in this one
+
+
 def run_cell(cell: Cell) -> dict[str, Any]:
-    """Run one method on one problem; a missing peer gives ``status="unavailable"``."""
+    """Run one method on one problem; a missing peer gives ``status="unavailable"``.
+
+    The method runs in a new process of its own (``FRESH_PROCESS``), which loads the data,
+    warms up and runs the timed fit, and whose peak resident memory is then the method's alone
+    (:func:`peak_memory`): no other cell's data, imports or freed-but-resident heap.
+    """
     reason = unavailable_reason(cell["method"])
     if reason is not None:
         return {"status": "unavailable", "reason": reason}
+    threads = cell_threads()
+    if FRESH_PROCESS:
+        return in_fresh_process(dict(cell.params), threads)
+    return run_measured(dict(cell.params), threads)
+
+
+def run_measured(params: dict[str, Any], threads: int) -> dict[str, Any]:
+    """The cell in this process at ``threads`` threads (what the fresh process runs)."""
+    cell = Cell(params)
     quick = cell["job"] == "lad" and cell.params.get("n", 0) in {n for n, _ in QUICK_LAD_SIZES}
-    with one_thread():
+    with limited_threads(threads):
         if cell["job"] == "lad":
             record = _run_lad(cell, quick)
         elif cell["job"] == "svm-linear":
             record = _run_linear(cell)
+        elif cell["job"] in LOSS_JOBS:
+            record = _run_loss(cell)
         else:
             record = _run_kernel(cell)
-    return record | {"versions": pm.peer_versions()}
+    return record | {"threads": threads, "versions": pm.peer_versions()}
+
+
+def _watch_parent(parent: int) -> None:
+    """End this process once ``parent`` is gone (the runner killed its child at the limit)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _fresh_main(answer_fd: int, parent: int) -> None:
+    """The fresh process: the cell from stdin (pickled), its record to ``answer_fd`` (pickled)."""
+    import pickle
+    import signal
+    import sys
+    import threading
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    params, threads = pickle.load(sys.stdin.buffer)
+    try:
+        answer: tuple[str, Any] = ("record", run_measured(params, threads))
+    except Exception as exc:  # re-raised by the parent, which records the cell as failed
+        answer = ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=20)}")
+    with os.fdopen(answer_fd, "wb") as handle, contextlib.suppress(OSError):
+        pickle.dump(answer, handle)
+
+
+def in_fresh_process(params: dict[str, Any], threads: int) -> dict[str, Any]:
+    """:func:`run_measured` in a new process (``python -m optframe.bench.suites.peers``).
+
+    A plain subprocess (not :mod:`multiprocessing`, which would import the caller's main
+    module again): the cell goes in on its stdin, the record comes back on a pipe of its own,
+    so what the solvers print does not mix with it. The process inherits the thread variables,
+    with ``NUMBA_NUM_THREADS`` at ``threads`` (numba sizes its pool when it loads), and ends by
+    itself if this process dies (the runner kills the cell's process at the time limit).
+    Raises RuntimeError with the child's traceback if the cell raised there, or if the
+    process died without an answer.
+    """
+    import pickle
+    import subprocess
+    import sys
+
+    from optframe.bench.signals import sigint_ignored
+
+    read_fd, write_fd = os.pipe()
+    env = os.environ | {"NUMBA_NUM_THREADS": str(threads), "OPTFRAME_THREADS": str(threads)}
+    command = [sys.executable, "-m", "optframe.bench.suites.peers", str(write_fd)]
+    try:
+        with sigint_ignored():
+            process = subprocess.Popen(
+                [*command, str(os.getpid())], env=env, stdin=subprocess.PIPE, pass_fds=(write_fd,)
+            )
+    finally:
+        os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as answer:
+        try:
+            assert process.stdin is not None
+            process.stdin.write(pickle.dumps((params, threads)))
+            process.stdin.close()
+        except OSError:  # the process is already gone: its exit code says why
+            pass
+        data = answer.read()
+    code = process.wait()
+    if not data:
+        raise RuntimeError(f"the cell's process ended without an answer (exit code {code})")
+    kind, value = pickle.loads(data)
+    if kind == "error":
+        raise RuntimeError(f"in the cell's own process: {value}")
+    return value
 
 
 # -------------------------------------------------------------------------------- reporting
@@ -629,11 +941,19 @@ def _problem_text(key: tuple) -> str:
     return " ".join(parts)
 
 
+def _memory_text(extra: Mapping[str, Any]) -> str:
+    """Median peak resident MB of the process and, in parentheses, the fit's own growth."""
+    peak, fit = extra.get("peak_rss_mb"), extra.get("fit_mb")
+    if peak is None:
+        return ""
+    return f"{peak:.0f}" + ("" if fit is None else f" (+{max(fit, 0.0):.0f})")
+
+
 def tables(records: list[dict[str, Any]]) -> str:
     """One markdown table per job: median [min, max] seconds, objective, ratio, success."""
-    rows = ps.cell_table(records, problem_key, extra_keys=("accuracy",))
+    rows = ps.cell_table(records, problem_key, extra_keys=("accuracy", "peak_rss_mb", "fit_mb"))
     lines: list[str] = []
-    for job in ("lad", "svm-linear", "svm-rbf", "l2svm-rbf"):
+    for job in JOBS:
         chosen = [row for row in rows if row.problem[0] == job]
         if not chosen:
             continue
@@ -641,8 +961,8 @@ def tables(records: list[dict[str, Any]]) -> str:
             f"### {job}",
             "",
             "| problem | method | seconds, median [min, max] | objective | rel. to best | "
-            "success | / best peer | / fastest peer | accuracy % | status |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "success | / best peer | / fastest peer | accuracy % | peak MB (fit) | status |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in chosen:
             accuracy = (row.extra or {}).get("accuracy")
@@ -650,7 +970,8 @@ def tables(records: list[dict[str, Any]]) -> str:
                 f"| {_problem_text(row.problem)} | {row.method} | {_seconds_text(row.seconds)} "
                 f"| {_fmt(row.objective, 10)} | {_fmt(row.rel_objective, 2)} "
                 f"| {row.successes}/{row.runs} | {_fmt(row.ratio_to_best_peer)} "
-                f"| {_fmt(row.ratio_to_fastest_peer)} | {_fmt(accuracy, 4)} | {row.status} |"
+                f"| {_fmt(row.ratio_to_fastest_peer)} | {_fmt(accuracy, 4)} "
+                f"| {_memory_text(row.extra or {})} | {row.status} |"
             )
         lines.append("")
     return "\n".join(lines)
@@ -662,7 +983,7 @@ def summary_table(records: list[dict[str, Any]]) -> str:
         "| job | method | problems | success rate | shifted GM (s) | relative GM |",
         "|---|---|---|---|---|---|",
     ]
-    for job in ("lad", "svm-linear", "svm-rbf", "l2svm-rbf"):
+    for job in JOBS:
         chosen = [r for r in records if r.get("job") == job]
         if not chosen:
             continue
@@ -689,3 +1010,11 @@ def summarize(records: list[dict[str, Any]]) -> str:
     if reasons:
         parts += ["", "Unavailable here:", *reasons]
     return "\n".join(parts)
+
+
+if __name__ == "__main__":  # the fresh process of in_fresh_process
+    import sys as _sys
+
+    from optframe.bench.suites.peers import _fresh_main as _main
+
+    _main(int(_sys.argv[1]), int(_sys.argv[2]))
