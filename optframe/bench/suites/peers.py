@@ -40,13 +40,34 @@ Jobs (``job`` key), each on the same problem for every method:
 * ``l2svm-rbf``: the L2-SVM (``L2SVM``, same C and kernel) by ``optframe smo`` (its simplex QP as
   a box QP), ``optframe mfw`` and ``optframe mfw shrink`` against libsvm's L1-SVM ``SVC``:
   different models, so only the test accuracy is
-  compared ("equal accuracy": within ``ACCURACY_POINTS`` percentage points).
+  compared ("equal accuracy": within ``ACCURACY_POINTS`` percentage points). No peer solves
+  the L2-SVM itself with a kernel (libsvm's ``SVC`` has no squared hinge; LIBLINEAR's is linear
+  only), so the L2-SVM has no job of its own beyond this one.
+* The losses beyond the hinge (``LOSS_JOBS``), each :math:`\tfrac12\lVert w\rVert^2 + C\sum_i
+  \ell(a_i)` with C = 1 and no intercept (``EmpiricalRisk(..., fit_intercept=False)``; the
+  classification sets with the bias as a feature of value 1), by ``optframe dcd`` and ``optframe
+  auto``, against: ``sqhinge-linear`` (a9a, ijcnn1.t): scikit-learn's ``LinearSVC`` with its
+  defaults (squared hinge, ``dual="auto"``: LIBLINEAR's primal ``-s 2`` here), with
+  ``dual=True`` (LIBLINEAR's ``-s 1``) at tol 1e-4 and 1e-6, and ReHLine (``"squared hinge"``)
+  at tol 1e-4 and 1e-6; ``logistic-linear`` (a9a, ijcnn1): ``LogisticRegression`` with
+  ``solver="liblinear"`` (primal ``-s 0``, its default, and ``dual=True``, ``-s 7``) at tol
+  1e-4, and ``solver="lbfgs"`` with its defaults and at tol 1e-8 (the accurate reference);
+  ``smoothhinge-linear`` (a9a, ijcnn1.t), ``huber-linear`` (delta 1), ``quantile-linear``
+  (pinball, tau 0.3) and ``expectile-linear`` (tau 0.3) on 564_fried (40,768 x 10, PMLB) and
+  the LAD job's heteroscedastic generator at ``LOSS_HET`` (100,000 x 20): ReHLine at tol 1e-4
+  (its default) and 1e-6, by its own loss names where it has one (``plqERM_Ridge``) and through
+  ``ReHLine(U, V, S, T, Tau)`` for the expectile.
 
-Protocol. Every method gets one thread: the runner sets the thread variables and BLAS pools, and
-``run_cell`` also sets numba's and oneDAL's pools and passes ``threads=1`` to ``optframe.solve``
-(``solve()`` without ``threads`` does not read ``OPTFRAME_THREADS``: see
-``docs/results/peers.md``). Before its timer, a method runs once on a tiny problem in the same
-process, so no JIT compilation or first-call import is timed; for optframe's numba drivers the
+Protocol. Every method gets the runner's thread count (``--threads``, default 1): the runner
+sets the thread variables and BLAS pools, and ``run_cell`` also sets numba's and oneDAL's pools
+and passes it to ``optframe.solve`` and every ``highspy.Highs`` (``solve()`` without ``threads``
+does not read ``OPTFRAME_THREADS``: see ``docs/results/peers.md``). Each cell runs in a process
+of its own (:func:`in_fresh_process`), which loads the data, warms up and runs the timed fit;
+its record has the peak resident memory of the fit (:func:`peak_memory`: ``VmHWM`` reset just
+before the fit, so the data loading and the warm-up do not count; ``peak_rss_mb`` the
+process's peak, ``fit_mb`` what the fit added to the resident set before it). Before its
+timer, a method runs once on a tiny problem in the same process, so no JIT compilation or
+first-call import is timed; for optframe's numba drivers the
 seconds also exclude ``Result.timings.compile``. Run with ``--repeat 3`` and ``--serial`` (the
 runner's order is repeat-major, so the methods of a problem alternate across repeats), with a
 cell time limit so each cell runs in the runner's child process. Every objective is recomputed
