@@ -216,6 +216,7 @@ class AggregateDisaggregate(Driver):
         history: list[IterationRecord] = []
         inner_backend = pilot.backend if pilot is not None else context.backend
         best, best_value, bound = None, math.inf, -math.inf
+        proven = -math.inf  # the best aggregated bound optframe itself proved (see below)
         status = Status.ITERATION_LIMIT
         start_basis = None
         failure: dict[str, str] = {}
@@ -259,6 +260,8 @@ class AggregateDisaggregate(Driver):
                 best, best_value = solution, value
             if aid.convex_sample_loss and inner.bound is not None:
                 bound = max(bound, inner.bound)
+            if aid.convex_sample_loss:
+                proven = max(proven, _proven_inner_bound(inner))
             gap = _gap(best_value, bound) if aid.convex_sample_loss else math.inf
             new_labels, new_k = cl.split_by_piece(labels, aid.loss_pieces(solution))
             record = iteration_record(
@@ -280,6 +283,12 @@ class AggregateDisaggregate(Driver):
             labels, k = new_labels, new_k
         final_bound = bound if aid.convex_sample_loss and math.isfinite(bound) else None
         stats = {"clusters": k, "rate": k / n, "inner_driver": self.inner.name, **failure}
+        if math.isfinite(proven):
+            stats["safe_bound"] = proven
+            stats["safe_bound_how"] = (
+                "the best safe bound of an aggregated problem (optframe.safe_bound at the inner "
+                "solver's duals): a lower bound on the optimum, the sample loss being convex"
+            )
         if status is Status.TIME_LIMIT and not certificate_fits(aid, start, options.time_limit):
             stats |= _SKIPPED
         clock = (start, clustered)
@@ -345,6 +354,21 @@ def inner_failure(inner: Result, iteration: int, k: int) -> dict[str, str]:
         f"{inner.status.value} on {inner.backend}"
     )
     return {"inner_status": inner.status.value, "error": message + (f": {words}" if words else "")}
+
+
+def _proven_inner_bound(inner: Result) -> float:
+    """The bound optframe proved on an aggregated problem's own solve, or ``-inf``.
+
+    Direct proves one (``stats["safe_bound"]``, :mod:`optframe.safe_bound`) for a model without a
+    dual bound of its own, from the solver's duals on the matrix layer. For a convex sample loss,
+    the aggregated optimum is a lower bound on the original one (Jensen's inequality on each
+    cluster), so that bound is one on the original problem: the certificate of a model that
+    writes no ``dual_bound`` (:func:`optframe.certificate.certify` reads ``stats["safe_bound"]``).
+    """
+    value = inner.stats.get("safe_bound")
+    if value is None or not math.isfinite(value):
+        return -math.inf
+    return float(value)
 
 
 def _gap(value: float, bound: float) -> float:
