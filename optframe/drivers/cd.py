@@ -25,7 +25,6 @@ from optframe.capabilities import ElasticNetSmoothLoss, Structure
 from optframe.drivers import cd_core as core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
-from optframe.duality import balance
 from optframe.errors import ModelError
 from optframe.jit import compile_kernels, needs_of
 from optframe.model import Model
@@ -36,6 +35,8 @@ from optframe.result import IterationRecord, Result, Status
 #: correlations: a test against exactly :math:`\lambda_1` wrongly screened active features at
 #: gaps near 1e-13 in the checks of the Gap Safe note).
 SCREEN_MARGIN = 1e-9
+#: Coordinate epochs on each proximal Newton step's second-order model (at most).
+MAX_MODEL_EPOCHS = 20
 
 
 @register_driver
@@ -59,8 +60,8 @@ class CoordinateDescent(Driver):
     4. picks a working set: the support and the features with the largest distance of
        :math:`-\nabla_j` to :math:`\partial(\lambda_1\lvert w_j\rvert + \tfrac{\lambda_2}2
        w_j^2)`, at least ``ws_start`` and twice the support;
-    5. runs cyclic epochs on it until its largest distance is below ``inner_ratio`` times the
-       outer one (or ``max_epochs`` epochs).
+    5. runs proximal Newton steps on it (or cyclic coordinate epochs) until its largest
+       distance is below ``inner_ratio`` times the outer one (or ``max_epochs`` of them).
 
     Parameters
     ----------
@@ -69,7 +70,7 @@ class CoordinateDescent(Driver):
     max_outer : int
         Outer iterations (``solve(max_iter=...)`` overrides it).
     max_epochs : int
-        Epochs per working-set solve.
+        Proximal Newton steps (or epochs) per working-set solve.
     ws_start : int
         The smallest working set.
     inner_ratio : float
@@ -78,8 +79,16 @@ class CoordinateDescent(Driver):
         Gap Safe screening.
     working_sets : bool
         Working sets; ``False`` runs every epoch over every unscreened feature.
+    prox_newton : bool
+        Solve each working set by proximal Newton steps (newGLMNET, skglm's ``ProxNewton``):
+        the loss's second-order model minimized by coordinate descent (no exponential or
+        division per step), then a line search; with an intercept the model is minimized over
+        it after every coordinate step (centered columns, without centering them). ``False``:
+        coordinate steps on the loss itself (3x to 16x slower on a9a, whose columns are not
+        centered).
     newton : bool
-        Try the coordinate Newton step (local curvature) before the Lipschitz one.
+        With ``prox_newton=False``: try the coordinate Newton step (local curvature) before
+        the Lipschitz one.
     warm_start : array (m,), optional
         A starting :math:`w`.
 
@@ -98,10 +107,11 @@ class CoordinateDescent(Driver):
     max_outer: int = 1_000
     max_epochs: int = 10_000
     ws_start: int = 10
-    inner_ratio: float = 0.3
+    inner_ratio: float = 0.1
     screening: bool = True
     working_sets: bool = True
     newton: bool = True
+    prox_newton: bool = True
     warm_start: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -113,7 +123,7 @@ class CoordinateDescent(Driver):
         set_real(self, "inner_ratio", owner)
         if not self.inner_ratio < 1.0:
             raise ModelError(f"{owner}: inner_ratio must lie in (0, 1); got {self.inner_ratio!r}")
-        for flag in ("screening", "working_sets", "newton"):
+        for flag in ("screening", "working_sets", "newton", "prox_newton"):
             value = getattr(self, flag)
             if not isinstance(value, bool | np.bool_):
                 raise ModelError(f"{owner}: {flag} must be True or False; got {value!r}")
@@ -171,7 +181,10 @@ class CoordinateDescent(Driver):
                 break
             ws = state.working_set(scores, self.ws_start, self.working_sets)
             inner = self.inner_ratio * largest
-            epochs = state.descend(ws, self.max_epochs, inner, self.newton, start, limit)
+            if self.prox_newton:
+                epochs = state.newton(ws, self.max_epochs, inner, start, limit)
+            else:
+                epochs = state.descend(ws, self.max_epochs, inner, self.newton, start, limit)
             epochs_total += epochs
             outer += 1
         solved = time.perf_counter()
@@ -216,37 +229,46 @@ class _State:
         self.a = self._argument()
 
     def _argument(self) -> NDArray[np.float64]:
-        f = np.asarray(self.problem.X @ self.w, dtype=np.float64).reshape(-1) + self.intercept[0]
-        return np.ascontiguousarray(self.p + self.q * f)
+        """The loss arguments from scratch (no drift from the incremental updates)."""
+        a = np.empty(self.problem.n)
+        support = np.flatnonzero(self.w).astype(np.int64)
+        core.fit_argument(
+            *self.columns, self.w, support, float(self.intercept[0]), self.p, self.q, a
+        )  # fmt: skip
+        return a
 
     def gap(self) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        r"""``(P, D, X'v_raw, X'v_hat)`` at the current iterate (``a`` recomputed exactly)."""
+        r"""``(P, D, X'v_raw, X'v_hat)`` at the current iterate (``a`` recomputed exactly).
+
+        :math:`v_{raw} = -q\odot\theta` with :math:`\theta_i = c_i\ell'(a_i)`; with an
+        intercept its larger side is scaled so that :math:`\mathbf 1^\top v = 0`
+        (:func:`optframe.duality.balance`'s rule), for the lasso all of it by
+        :math:`\min(1, \lambda_1/\lVert X^\top v\rVert_\infty)`: :math:`\hat v`.
+        """
         problem = self.problem
         self.a = self._argument()
-        n, m = problem.n, problem.m
-        values, derivatives = np.empty(n), np.empty(n)
-        core.sample_terms(self.kind, self.pieces, self.a, values, derivatives)
+        m = problem.m
         c, q = self.c, self.q
         lam1, lam2 = problem.lam1, problem.lam2
-        w = self.w
-        primal = float(c @ values) + lam1 * float(np.abs(w).sum()) + 0.5 * lam2 * float(w @ w)
         lo, hi = problem.domain
-        theta = np.clip(c * derivatives, c * lo, c * hi)
+        theta = np.empty(problem.n)
+        loss = core.loss_and_multipliers(self.kind, self.pieces, self.a, c, lo, hi, theta)
+        w = self.w
+        primal = loss + lam1 * float(np.abs(w).sum()) + 0.5 * lam2 * float(w @ w)
         v = -q * theta
-        z_pos, z_neg = np.zeros(m), np.zeros(m)
-        core.column_products(*self.columns, np.maximum(v, 0.0), z_pos)
-        core.column_products(*self.columns, np.minimum(v, 0.0), z_neg)
+        z_pos, z_neg = np.empty(m), np.empty(m)
+        core.split_products(*self.columns, v, z_pos, z_neg)
         z_raw = z_pos + z_neg
-        self.intercept_score = abs(float(v.sum())) if problem.fit_intercept else 0.0
         if problem.fit_intercept:  # 1'v = 0: scale the larger side (balance's rule)
-            balanced = balance(v, np.ones(n))
-            up, down = float(v[v > 0].sum()), float(-v[v < 0].sum())
-            z = z_pos * (down / up if up > down else 1.0) + z_neg * (
-                up / down if down > up else 1.0
-            )
-            v = balanced
+            up = float(np.maximum(v, 0.0).sum())
+            down = -float(np.minimum(v, 0.0).sum())
+            self.intercept_score = abs(up - down)
+            keep_up = down / up if up > down else 1.0
+            keep_down = up / down if down > up else 1.0
+            v = np.where(v > 0.0, v * keep_up, v * keep_down)
+            z = z_pos * keep_up + z_neg * keep_down
         else:
-            z = z_raw.copy()
+            z = z_raw
         if lam2 == 0.0:
             largest = float(np.max(np.abs(z), initial=0.0))
             if largest > lam1:
@@ -306,6 +328,33 @@ class _State:
         ws = np.sort(top[priority[top] >= 0.0]).astype(np.int64)
         self.last_ws = ws.size
         return ws
+
+    def newton(
+        self,
+        ws: NDArray[np.int64],
+        max_steps: int,
+        tol: float,
+        start: float,
+        limit: float | None,
+    ) -> int:
+        """Proximal Newton steps on ``ws`` until their score is below ``tol``."""
+        problem = self.problem
+        done = 0
+        chunk = 5
+        while done < max_steps:
+            budget = min(chunk, max_steps - done)
+            ran, score = core.run_prox_newton(
+                *self.columns, self.q, self.c, self.kind, self.pieces, self.lip,
+                problem.lam1, problem.lam2, ws, self.w, self.a, self.intercept,
+                problem.fit_intercept, budget, MAX_MODEL_EPOCHS, tol,
+            )  # fmt: skip
+            done += int(ran)
+            if score <= tol or ran < budget:
+                break
+            if limit is not None and time.perf_counter() - start >= limit:
+                break
+            chunk = min(2 * chunk, 100)
+        return done
 
     def descend(
         self,

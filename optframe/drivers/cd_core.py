@@ -37,6 +37,8 @@ import numba
 import numpy as np
 
 REHU, LOGISTIC = 0, 1
+#: The smallest curvature of a column in a proximal Newton model, relative to its bound L_j.
+NEWTON_FLOOR = 1e-3
 
 
 @numba.njit(cache=True)
@@ -286,3 +288,231 @@ def as_columns(X: Any) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.nda
         )
     dense = np.asfortranarray(X, dtype=np.float64)
     return dense, True, empty_i, empty_i, np.zeros(1)
+
+
+@numba.njit(cache=True)
+def _penalty(w, lam1, lam2):
+    total = 0.0
+    for j in range(w.shape[0]):
+        total += lam1 * abs(w[j]) + 0.5 * lam2 * w[j] * w[j]
+    return total
+
+
+@numba.njit(cache=True)
+def run_prox_newton(
+    dense, is_dense, indptr, indices, data, q, c, kind, pieces, lip, lam1, lam2, ws, w, a,
+    intercept, fit_intercept, budget, max_cd, tol,
+):  # fmt: skip
+    r"""At most ``budget`` proximal Newton steps on the columns ``ws`` (newGLMNET, skglm).
+
+    Each step forms the loss's second-order model at :math:`a` (per sample, the gradient
+    :math:`r_i = c_i q_i\ell'(a_i)` and curvature :math:`h_i = c_i\ell''(a_i)` in the fit;
+    each column's curvature at least ``NEWTON_FLOOR`` times its bound :math:`L_j`, so that a
+    column whose samples sit where :math:`\ell'' = 0` still moves), minimizes the model plus the
+    penalty over the working set by at most ``max_cd`` cyclic coordinate epochs (no
+    transcendental function inside: the products :math:`X\delta` are kept), and moves along the
+    direction with a backtracking (Armijo) line search on the true objective. With an
+    intercept the model is minimized over it exactly after every coordinate step (the
+    coordinate's curvature is the Schur complement :math:`H_{jj} - u_j^2/h_b`, :math:`u_j =
+    \sum_i h_i x_{ij}`: coordinate descent on centered columns, without centering them; the
+    intercept's shift of :math:`X\delta` is kept as one number). Returns ``(steps, score)``:
+    the largest subdifferential distance at the start of the last step; the loop stops when it
+    is at most ``tol``.
+    """
+    n = a.shape[0]
+    size = ws.shape[0]
+    raw = np.empty(n)
+    hess = np.empty(n)
+    xd = np.empty(n)
+    grads = np.empty(size)
+    hdiag = np.empty(size)
+    cross = np.empty(size)
+    delta = np.empty(size)
+    score = math.inf
+    steps = 0
+    while steps < budget:
+        loss = 0.0
+        grad_b = 0.0
+        hess_b = 0.0
+        for i in range(n):
+            if c[i] > 0.0:
+                d, h = _terms(kind, pieces, a[i])
+                raw[i] = c[i] * q[i] * d
+                hess[i] = c[i] * h
+                loss += c[i] * _value(kind, pieces, a[i])
+                grad_b += raw[i]
+                hess_b += hess[i]
+            else:
+                raw[i] = 0.0
+                hess[i] = 0.0
+        centered = fit_intercept and hess_b > 0.0
+        score = abs(grad_b) if fit_intercept else 0.0
+        for k in range(size):
+            j = ws[k]
+            g = 0.0
+            hh = 0.0
+            u = 0.0
+            if is_dense:
+                for i in range(n):
+                    x = dense[i, j]
+                    g += x * raw[i]
+                    hh += x * x * hess[i]
+                    u += x * hess[i]
+            else:
+                for p in range(indptr[j], indptr[j + 1]):
+                    i = indices[p]
+                    x = data[p]
+                    g += x * raw[i]
+                    hh += x * x * hess[i]
+                    u += x * hess[i]
+            grads[k] = g
+            hdiag[k] = max(hh, NEWTON_FLOOR * lip[j])
+            cross[k] = u
+            old = w[j]
+            if old == 0.0:
+                s = max(abs(g) - lam1, 0.0)
+            elif old > 0.0:
+                s = abs(g + lam1 + lam2 * old)
+            else:
+                s = abs(g - lam1 + lam2 * old)
+            score = max(score, s)
+        if score <= tol:
+            break
+        # the second-order model, minimized by coordinate descent over delta (and delta_b)
+        for i in range(n):
+            xd[i] = 0.0
+        for k in range(size):
+            delta[k] = 0.0
+        stored = 0.0  # sum_i h_i xd_i over the stored xd (without the intercept's shift)
+        shift = -grad_b / hess_b if centered else 0.0  # delta_b, the model's best
+        inner_tol = 0.3 * score
+        for _ in range(max_cd):
+            largest = 0.0
+            for k in range(size):
+                j = ws[k]
+                curvature = hdiag[k]
+                g = grads[k] + shift * cross[k]
+                if centered:
+                    curvature -= cross[k] * cross[k] / hess_b
+                if not curvature > 0.0:
+                    continue
+                if is_dense:
+                    for i in range(n):
+                        g += dense[i, j] * hess[i] * xd[i]
+                else:
+                    for p in range(indptr[j], indptr[j + 1]):
+                        i = indices[p]
+                        g += data[p] * hess[i] * xd[i]
+                old = w[j] + delta[k]
+                new = _prox(old, g, curvature, lam1, lam2)
+                if new != old:
+                    step = new - old
+                    delta[k] += step
+                    largest = max(largest, abs(step) * curvature)
+                    if is_dense:
+                        for i in range(n):
+                            xd[i] += dense[i, j] * step
+                    else:
+                        for p in range(indptr[j], indptr[j + 1]):
+                            xd[indices[p]] += data[p] * step
+                    if centered:
+                        stored += cross[k] * step
+                        shift = -(grad_b + stored) / hess_b
+            if largest <= inner_tol:
+                break
+        # Armijo backtracking on the objective along (delta, delta_b)
+        pen_old = 0.0
+        pen_new = 0.0
+        slope = grad_b * shift
+        for k in range(size):
+            j = ws[k]
+            slope += grads[k] * delta[k]
+            pen_old += lam1 * abs(w[j]) + 0.5 * lam2 * w[j] * w[j]
+            z = w[j] + delta[k]
+            pen_new += lam1 * abs(z) + 0.5 * lam2 * z * z
+        decrease = slope + pen_new - pen_old  # <= 0 for a descent direction
+        before = loss + pen_old
+        t = 1.0
+        accepted = False
+        for _ in range(30):
+            trial = 0.0
+            for i in range(n):
+                if c[i] > 0.0:
+                    trial += c[i] * _value(kind, pieces, a[i] + t * q[i] * (xd[i] + shift))
+            pen_t = 0.0
+            for k in range(size):
+                j = ws[k]
+                z = w[j] + t * delta[k]
+                pen_t += lam1 * abs(z) + 0.5 * lam2 * z * z
+            if trial + pen_t <= before + 1e-4 * t * decrease:
+                accepted = True
+                break
+            t *= 0.5
+        steps += 1
+        if not accepted:
+            break
+        for k in range(size):
+            j = ws[k]
+            w[j] += t * delta[k]
+        for i in range(n):
+            a[i] += t * q[i] * (xd[i] + shift)
+        intercept[0] += t * shift
+    return steps, score
+
+
+@numba.njit(cache=True)
+def loss_and_multipliers(kind, pieces, a, c, lo, hi, theta):
+    r""":math:`\sum_i c_i\ell(a_i)`; ``theta`` gets :math:`c_i\ell'(a_i)` clipped to the box."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        ci = c[i]
+        if ci > 0.0:
+            total += ci * _value(kind, pieces, a[i])
+            d = _terms(kind, pieces, a[i])[0]
+            theta[i] = ci * min(max(d, lo), hi)
+        else:
+            theta[i] = 0.0
+    return total
+
+
+@numba.njit(cache=True)
+def split_products(dense, is_dense, indptr, indices, data, v, positive, negative):
+    r""":math:`X^\top v_+` into ``positive`` and :math:`X^\top v_-` into ``negative``."""
+    n = v.shape[0]
+    up_part = np.empty(n)
+    down_part = np.empty(n)
+    for i in range(n):  # without a branch per entry (the signs of v are unpredictable)
+        up_part[i] = max(v[i], 0.0)
+        down_part[i] = min(v[i], 0.0)
+    for j in range(positive.shape[0]):
+        up = 0.0
+        down = 0.0
+        if is_dense:
+            for i in range(dense.shape[0]):
+                up += dense[i, j] * up_part[i]
+                down += dense[i, j] * down_part[i]
+        else:
+            for p in range(indptr[j], indptr[j + 1]):
+                i = indices[p]
+                up += data[p] * up_part[i]
+                down += data[p] * down_part[i]
+        positive[j] = up
+        negative[j] = down
+
+
+@numba.njit(cache=True)
+def fit_argument(dense, is_dense, indptr, indices, data, w, support, b, p, q, a):
+    r""":math:`a = p + q\odot(X_S w_S + b)` exactly, over the columns ``support``."""
+    n = a.shape[0]
+    f = np.full(n, b)
+    for k in range(support.shape[0]):
+        j = support[k]
+        wj = w[j]
+        if is_dense:
+            for i in range(n):
+                f[i] += dense[i, j] * wj
+        else:
+            for r in range(indptr[j], indptr[j + 1]):
+                f[indices[r]] += data[r] * wj
+    for i in range(n):
+        a[i] = p[i] + q[i] * f[i]
