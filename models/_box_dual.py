@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.capabilities import LinearBoxDual, Structure
+from optframe.certificate import Certificate, RepairStep
 from optframe.duality import fill_subgradient
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution, Solution
 
@@ -125,18 +126,59 @@ class FixedSampleDual(Model):
         :math:`\alpha` is ``solution[dual_key]`` when present, else the loss's subgradient at
         :math:`t = \bar y - Zw` (:math:`u_i` where :math:`t_i > 0`, :math:`l_i` where
         :math:`t_i < 0`, least squares on the kink so that :math:`w = Z^\top\alpha`); it is
-        clipped to the box with the fixed samples at their values.
+        clipped to the box with the fixed samples at their values. The value of
+        :meth:`dual_certificate`.
+        """
+        return self.dual_certificate(solution).value
+
+    def dual_certificate(self, solution: Solution) -> Certificate:
+        r"""The certificate behind :meth:`dual_bound`: :math:`\alpha`, its clip, and the terms.
+
+        :math:`D(\alpha) = \bar y^\top\alpha - \tfrac12\lVert Z^\top\alpha\rVert^2` over the
+        box :math:`l \le \alpha \le u` (the fixed samples at their values).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from optframe.capabilities import LinearBoxDual
+        >>> dual = LinearBoxDual(Z=np.eye(2), target=np.ones(2), lower=np.zeros(2),
+        ...                      upper=np.ones(2), recover=lambda a: {"alpha": a})
+        >>> model = FixedSampleDual(dual.fixing(np.array([True, False]), np.array([0.5, 0.0])))
+        >>> certificate = model.dual_certificate({"alpha": np.array([2.0, 1.0])})
+        >>> certificate.value, certificate.steps[0].kind
+        (0.875, 'clip')
         """
         d = self.dual
+        steps: list[RepairStep] = []
         if d.dual_key in solution:
             alpha = vector(solution, d.dual_key, self.name)
+            origin = f"the solution's own {d.dual_key}"
         else:
             w = vector(solution, d.primal_key, self.name)
             t = d.target - np.asarray(d.Z @ w, dtype=np.float64).reshape(-1)
             alpha = np.where(t > 0, d.upper, d.lower)
             kink = (np.abs(t) <= 1e-9 * max(1.0, float(np.max(np.abs(d.target))))) & self.free
             alpha = fill_subgradient(d.Z, w, alpha, kink, d.lower, d.upper)
-        return d.dual_value(d.start_point(alpha))
+            origin = f"the loss's subgradient at {d.primal_key}"
+            steps.append(RepairStep("fill", f"{int(kink.sum())} samples on their kink: "
+                                    f"least squares so that {d.primal_key} = Z'alpha"))  # fmt: skip
+        point = d.start_point(alpha)
+        moved = float(np.max(np.abs(point - alpha), initial=0.0))
+        if moved > 0:
+            steps.append(RepairStep("clip", "clipped into the box l <= alpha <= u, the fixed "
+                                    "samples at their values", moved, 0.0,
+                                    "largest change"))  # fmt: skip
+        w = np.asarray(d.Z.T @ point, dtype=np.float64).reshape(-1)
+        linear, quadratic = float(d.target @ point), 0.5 * float(w @ w)
+        return Certificate(
+            linear - quadratic,
+            {d.dual_key: point},
+            tuple(steps),
+            {"target'alpha": linear, "-|Z'alpha|^2 / 2": -quadratic},
+            dual="max_alpha target'alpha - |Z'alpha|^2 / 2  s.t.  l <= alpha <= u, fixed "
+            "samples at their values",
+            origin=origin,
+        )
 
     def violation(self, solution: Solution) -> float:
         """How far ``solution[dual_key]`` (when present) leaves the box or its fixed values."""

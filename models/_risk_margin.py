@@ -55,9 +55,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from optframe.capabilities import SimplexQP
+from optframe.certificate import Certificate, RepairStep
 
 from ._common import root_of_increasing, scalar, vector
-from ._risk_dual import loss_part
+from ._risk_dual import box_distance, loss_part
 
 if TYPE_CHECKING:
     from .empirical_risk import EmpiricalRisk
@@ -250,9 +251,44 @@ def _published(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> NDArray[np.f
 def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
     r""":math:`D(\alpha)` of the module's docstring at a repaired multiplier: a proven bound.
 
+    The value of :func:`margin_certificate`.
+    """
+    return margin_certificate(model, solution).value
+
+
+def _repair_steps(model: EmpiricalRisk, candidate: NDArray, alpha: NDArray) -> list[RepairStep]:
+    """What :func:`repaired` did to ``candidate``: the clip and the scaling to sum 1."""
+    low, high = alpha_box(model)
+    outside = box_distance(np.nan_to_num(candidate), low, high)
+    steps = []
+    if outside > 0:
+        what = "clipped into the box 0 <= alpha_i <= c_i * (end of dom l*)"
+        steps.append(RepairStep("clip", what, outside, 0.0, "largest distance outside the box"))
+    if model.free_margin:
+        clipped = float(np.clip(np.nan_to_num(candidate), low, high).sum())
+        steps.append(RepairStep("scale", "scaled (or moved towards the box's ends) to sum 1, "
+                                "the free margin's row", abs(clipped - 1.0),
+                                abs(float(alpha.sum()) - 1.0), "|1'alpha - 1|"))  # fmt: skip
+    return steps
+
+
+def margin_statement(model: EmpiricalRisk) -> str:
+    """The dual of the module's docstring in one line, for ``model``'s options."""
+    rows = ["0 <= alpha_i, -alpha_i / c_i in dom l*"]
+    if model.free_margin:
+        rows.insert(0, "1'alpha = 1")
+    intercept = " + (1'v)^2" if model.penalize_intercept else ""
+    return (f"max_alpha -sum_i c_i l*(-alpha_i / c_i) - (|X'v|^2{intercept}) / (2 rho_2), "
+            "v = q*alpha,  s.t.  " + ", ".join(rows))  # fmt: skip
+
+
+def margin_certificate(model: EmpiricalRisk, solution: Any) -> Certificate:
+    r""":math:`D(\alpha)` of the module's docstring at a repaired multiplier, with its proof.
+
     Candidates: the solution's ``alpha`` when present, then :math:`\alpha = -c\odot\ell'(a)` at
     the solution's loss arguments (the optimum's multiplier for a differentiable loss); the
     better value is kept. A kernel solution's own :math:`Kv` is reused when no repair moved it.
+    The point is ``{"alpha": ...}`` in the solution's convention.
     """
     inside = model._inside(solution)
     y = model.slope
@@ -263,23 +299,36 @@ def margin_dual_bound(model: EmpiricalRisk, solution: Any) -> float:
         candidates.append(own)
     if own is None or model.is_linear:  # a kernel's second candidate costs a kernel product
         candidates.append(None)  # the derivative at the arguments, computed only when needed
-    best = -math.inf
+    best: Certificate | None = None
     enough = math.inf  # a first candidate that closes the gap ends the search
     if len(candidates) > 1:
         objective = model.objective(solution)
         enough = objective - 1e-12 * model.gap_scale(objective, None)
+    statement = margin_statement(model)
     for candidate in candidates:
+        origin = "the solution's own multipliers"
         if candidate is None:
             candidate = -model.costs * model.losses.derivative(model.loss_argument(solution))
+            origin = "the loss's derivative at the solution's margins"
         alpha, Kv = _scaled_own(model, solution, own) if candidate is own else (None, None)
         if alpha is None:
             alpha = repaired(model, candidate)
+        steps = _repair_steps(model, candidate, alpha)
         v = y * alpha
-        value = _loss_part(model, v, alpha) - _quadratic(model, v, Kv)
-        best = max(best, value)
-        if best >= enough:
+        loss = _loss_part(model, v, alpha)
+        quadratic = _quadratic(model, v, Kv)
+        terms = {
+            "loss part, -sum_i c_i l*(-alpha_i / c_i)": loss,
+            "-quadratic / (2 rho_2)": -quadratic,
+        }
+        found = Certificate(loss - quadratic, {"alpha": _published(model, alpha)}, tuple(steps),
+                            terms, statement, origin)  # fmt: skip
+        if best is None or found.value > best.value:
+            best = found
+        if best.value >= enough:
             break
-    return float(best)
+    assert best is not None
+    return best
 
 
 def solution_at(model: EmpiricalRisk, alpha: NDArray[np.float64]) -> dict[str, Any]:

@@ -3,7 +3,6 @@ r"""Regularized empirical risk: a PLQ loss and a penalty composed into a model w
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -21,6 +20,7 @@ from optframe.capabilities import (
     SimplexQP,
     Structure,
 )
+from optframe.certificate import Certificate, RepairStep
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
 from optframe.errors import DataError, ModelError
@@ -45,14 +45,14 @@ from ._common import (
     vector,
     weighted_median,
 )
-from ._risk_dual import dual_value, kernel_dual_bound, subgradient_theta
+from ._risk_dual import dual_point, kernel_certificate, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
 from ._risk_latex import dual_latex, primal_latex
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
 from ._risk_losses import SampleLosses, loss_kind, sample_losses
 from ._risk_margin import (
     alpha_box,
-    margin_dual_bound,
+    margin_certificate,
     margin_of,
     simplex_qp,
     simplex_qp_refusal,
@@ -962,11 +962,31 @@ class EmpiricalRisk(Model):
         :math:`X^\top v = 0` without a penalty by projection), so weak duality makes the value a
         lower bound for any solution. See :mod:`optframe.models._risk_dual` for the derivation.
         """
+        certificate = self.dual_certificate(solution)
+        return certificate.value
+
+    def dual_certificate(self, solution: Solution) -> Certificate:
+        r"""The certificate behind :meth:`dual_bound`, which returns its value.
+
+        The point of the best candidate (see :meth:`dual_bound`) under the solution's dual name
+        (:attr:`dual_key`: ``"theta"`` for LAD, ``"alpha"`` for the SVMs) in the solution's
+        convention (:math:`\alpha = -\theta` for a margin loss), the repairs that made it
+        feasible (clip, balance, projection, scaling), and the dual objective's terms.
+
+        Examples
+        --------
+        >>> from optframe.data import Dataset
+        >>> from optframe.models import LADRegression
+        >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 5.0]))
+        >>> certificate = model.dual_certificate({"beta": [2.5], "intercept": [0.0]})
+        >>> [step.kind for step in certificate.steps][:2]
+        ['fill', 'project']
+        """
         if self.extended:
-            return margin_dual_bound(self, solution)
+            return self._named(margin_certificate(self, solution))
         solution = self._inside(solution)
         if not self.is_linear:
-            return kernel_dual_bound(self, solution)
+            return self._named(kernel_certificate(self, solution))
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
         a = self.argument(w, b)  # the loss arguments: once for every candidate
         objective = self._penalty.value(w) + float(self.costs @ self._losses.value(a))
@@ -974,17 +994,36 @@ class EmpiricalRisk(Model):
         # with the solver's multipliers, the subgradient at the tightest tolerance backs them up;
         # without, every tolerance is tried (a perturbed point needs a loose one)
         tolerances = KINK_TOLERANCES[:1] if "alpha" in solution else KINK_TOLERANCES
-        candidates = (lambda tol=tol: subgradient_theta(self, w, b, tol, a) for tol in tolerances)
+        candidates = [(tol, None) for tol in tolerances]
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
-            own = -alpha if self._losses.is_classification else alpha
-            candidates = itertools.chain([lambda: own], candidates)
-        best = -math.inf
-        for candidate in candidates:
-            best = max(best, dual_value(self, candidate(), enough))
-            if best >= enough:
+            candidates.insert(0, (None, -alpha if self._losses.is_classification else alpha))
+        best = None
+        for tol, theta in candidates:
+            steps: list[RepairStep] = []
+            if theta is None:
+                theta = subgradient_theta(self, w, b, tol, a, steps)
+                origin = f"the loss's subgradient at (w, b), kink tolerance {tol:g}"
+            else:
+                origin = "the solution's own multipliers"
+            found = dual_point(self, theta, enough, origin, tuple(steps))
+            if best is None or found.value > best.value:
+                best = found
+            if best.value >= enough:
                 break
-        return best
+        assert best is not None
+        return self._named(best)
+
+    def _named(self, certificate: Certificate) -> Certificate:
+        """``certificate`` with its point under the solution's names (:meth:`_dual_point`)."""
+        alpha = certificate.dual_point.get("alpha")
+        if alpha is None:
+            return certificate
+        return dataclasses.replace(certificate, dual_point=self._dual_point(alpha))
+
+    def _dual_point(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """The certificate's point under :attr:`dual_key` (a declaration may map it)."""
+        return {self.dual_key: alpha}
 
     def objective_floor(self) -> float:
         r"""A thousandth of a trivial model's loss where the optimum can be 0, else 0.

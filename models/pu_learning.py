@@ -306,6 +306,10 @@ class PULearning(EmpiricalRisk):
             solution["sigma"] = theta[self._U]
         return solution
 
+    def _dual_point(self, alpha: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """The certificate's point under PU's names, ``alpha`` and ``sigma``."""
+        return self._publish({"alpha": np.asarray(alpha, dtype=np.float64)})
+
     def _from_sigma(self, sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         alpha = np.full(self.data.n_samples, self.c1)
         alpha[self._U] = sigma

@@ -112,6 +112,16 @@ def abs_products(
 def equality_residual(A: NDArray[np.float64] | sp.sparray, v: NDArray[np.float64]) -> float:
     r"""How far :math:`A^\top v = 0` is from holding, in units of its rounding error.
 
+    The first of :func:`equality_residuals`, which documents it.
+    """
+    return equality_residuals(A, v)[0]
+
+
+def equality_residuals(
+    A: NDArray[np.float64] | sp.sparray, v: NDArray[np.float64]
+) -> tuple[float, float]:
+    r"""How far :math:`A^\top v = 0` is from holding, in units of its rounding error.
+
     The largest :math:`\lvert (A^\top v)_j\rvert / (\gamma_n (\lvert A\rvert^\top
     \lvert v\rvert)_j)` over the columns, with :math:`\gamma_n = n\,\epsilon` the bound on
     the rounding error of a sum of :math:`n` products (Higham, *Accuracy and Stability of
@@ -119,15 +129,17 @@ def equality_residual(A: NDArray[np.float64] | sp.sparray, v: NDArray[np.float64
     that meets the rows exactly, so a dual value at :math:`v` is a bound up to that rounding.
     Above 1: a row is violated, and a bound that drops the term :math:`(A^\top v)^\top x` of
     a free :math:`x` can lie above the optimum (``inf`` when a row with a zero scale is not 0).
+    The second value is the largest :math:`\lvert (A^\top v)_j\rvert` itself (what a
+    :class:`~optframe.certificate.RepairStep` reports).
     """
     v = np.asarray(v, dtype=np.float64).reshape(-1)
     if A.shape[1] == 0 or not v.any():
-        return 0.0
+        return 0.0, 0.0
     residual = np.abs(np.asarray(A.T @ v, dtype=np.float64).reshape(-1))
     allowed = max(A.shape[0], 1) * np.finfo(np.float64).eps * abs_products(A, v)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(residual > 0, residual / allowed, 0.0)
-    return float(np.max(ratio))
+    return float(np.max(ratio)), float(np.max(residual))
 
 
 #: Least-squares passes of :func:`project_null`: the second and third remove what the rounding
@@ -141,6 +153,7 @@ def project_null(
     theta: NDArray[np.float64],
     upper: NDArray[np.float64],
     lower: NDArray[np.float64] | None = None,
+    report: list[float] | None = None,
 ) -> NDArray[np.float64]:
     r"""A point of :math:`\{A^\top\theta = 0,\ \ell \le \theta \le u\}` near ``theta``.
 
@@ -160,6 +173,9 @@ def project_null(
         The box's upper end :math:`u \ge 0`.
     lower : array (n,), optional
         Its lower end :math:`\ell \le 0`; default :math:`-u`.
+    report : list, optional
+        When given, receives :math:`\max_j \lvert (A^\top\theta)_j\rvert` before each pass
+        and the factor the final scaling divided by (at least 1): what the projection repaired.
     """
     lower = -upper if lower is None else lower
     free = (upper > 0) | (lower < 0)
@@ -172,6 +188,8 @@ def project_null(
     part = theta[free]
     for _ in range(REFINEMENTS):
         rhs = np.asarray(A_free.T @ part, dtype=np.float64).reshape(-1)
+        if report is not None:
+            report.append(float(np.max(np.abs(rhs), initial=0.0)))
         part = part - np.asarray(A_free @ solve_normal(gram, rhs)).reshape(-1)
     theta[free] = part
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -179,6 +197,8 @@ def project_null(
     excess = float(np.max(ratio, initial=0.0))
     if excess > 1.0:
         theta /= excess
+    if report is not None:
+        report.append(max(excess, 1.0))
     return theta
 
 

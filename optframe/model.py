@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +30,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import Structure
 from optframe.errors import IncompatibleDriver, ModelError
+
+if TYPE_CHECKING:
+    from optframe.certificate import Certificate
 
 LAYERS = ("matrix", "cvxpy", "pyomo")
 Solution = Mapping[str, NDArray[np.float64]]
@@ -456,10 +459,68 @@ class Model(abc.ABC):
 
         A model builds a dual-feasible point from any solution, exact or not, primal or dual
         (see :class:`~optframe.capabilities.CertifiedBound`) and returns its dual objective:
-        weak duality makes it valid whatever produced the solution. The base class offers none,
-        so a model without this method is never reported ``OPTIMAL``.
+        weak duality makes it valid whatever produced the solution. The base class offers none
+        (a model without it is certified, on the matrix layer, from the solver's duals made
+        safe, :mod:`optframe.safe_bound`), unless the class writes :meth:`dual_certificate`,
+        whose value it then returns.
         """
-        return None
+        if type(self).dual_certificate is Model.dual_certificate:
+            return None
+        certificate = self.dual_certificate(solution)
+        return None if certificate is None else certificate.value
+
+    def dual_certificate(self, solution: Solution) -> Certificate | None:
+        """The certificate behind :meth:`dual_bound`: the dual point, its repairs, its terms.
+
+        A model that builds its dual point itself overrides this (and makes :meth:`dual_bound`
+        return its ``value``, so the two share one computation); the default wraps
+        :meth:`dual_bound`: the value alone, without a point. ``None`` when the model writes
+        neither. :func:`optframe.certificate.certify` stores it on the result
+        (``Result.certificate``).
+
+        Returns
+        -------
+        Certificate or None
+            Its ``value`` is the bound; ``-inf`` or ``None`` when none could be proven.
+
+        Examples
+        --------
+        >>> from optframe.data import Dataset
+        >>> from optframe.models import LADRegression
+        >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 5.0]))
+        >>> certificate = model.dual_certificate({"beta": [2.5], "intercept": [0.0]})
+        >>> round(certificate.value, 6), sorted(certificate.dual_point)
+        (1.5, ['theta'])
+        """
+        from optframe.certificate import Certificate
+
+        if type(self).dual_bound is Model.dual_bound:
+            return None
+        value = self.dual_bound(solution)
+        if value is None:
+            return None
+        return Certificate(
+            float(value),
+            terms={f"{self.name}.dual_bound(solution)": float(value)},
+            origin=f"{self.name}.dual_bound (the model gives the value, not the point)",
+        )
+
+    @classmethod
+    def writes_dual(cls) -> bool:
+        """Whether the class proves its own bound (:meth:`dual_bound` or :meth:`dual_certificate`).
+
+        A model that does not is certified from the solver's duals on the matrix layer
+        (:mod:`optframe.safe_bound`).
+
+        Examples
+        --------
+        >>> from optframe.models import LADRegression
+        >>> LADRegression.writes_dual()
+        True
+        """
+        return cls.dual_bound is not Model.dual_bound or (
+            cls.dual_certificate is not Model.dual_certificate
+        )
 
     def solver_bound_doubt(self) -> str | None:
         """Why a mixed-integer solver's branch-and-bound bound is not trusted here, or None.

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
     from optframe.basis import Basis
+    from optframe.certificate import Certificate
     from optframe.model import Model
 
 
@@ -178,6 +179,22 @@ class Result:
         The magnitude the gap is relative to (the model's :meth:`~optframe.model.Model.gap_scale`:
         the largest of ``|objective|``, ``|bound|`` and the objective at the zero solution);
         ``nan`` on results that were not certified.
+    certificate : Certificate or None
+        The proof of ``bound`` (:class:`~optframe.certificate.Certificate`): the dual-feasible
+        point, the repairs that made it feasible, the dual objective's terms (summing to
+        ``bound``) and :meth:`~optframe.certificate.Certificate.explain`; ``None`` without a
+        bound.
+
+    Examples
+    --------
+    >>> import optframe as of
+    >>> from optframe.data import Dataset
+    >>> from optframe.models import LADRegression
+    >>> result = of.solve(LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 5.0])))
+    >>> result.certificate.value == result.bound
+    True
+    >>> sorted(result.certificate.dual_point)
+    ['theta']
     """
 
     status: Status
@@ -194,6 +211,7 @@ class Result:
     source: Model | None = field(default=None, repr=False)
     basis: Basis | None = field(default=None, repr=False)
     scale: float = math.nan
+    certificate: Certificate | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> float:

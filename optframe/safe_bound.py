@@ -42,12 +42,14 @@ programming", Math. Program. 99 (2004) 283-296; the tangent plane extends it to 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from optframe.certificate import Certificate, RepairStep
 from optframe.duality import REFINEMENTS, solve_normal
 from optframe.errors import ModelError
 from optframe.model import MatrixProblem
@@ -64,9 +66,9 @@ def _gamma(k: int) -> float:
     return k * _U / (1.0 - k * _U)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SafeBound:
-    """A proven lower bound on a matrix problem's optimal value, and how it was made.
+    r"""A proven lower bound on a matrix problem's optimal value, and how it was made.
 
     Attributes
     ----------
@@ -80,6 +82,13 @@ class SafeBound:
         Columns whose diagonal curvature was kept (no box needed for them).
     rounding : float
         The amount subtracted for rounding (the sum's bound).
+    y, z, x : ndarray or None
+        The row multipliers used, the reduced costs :math:`r = Q\bar x + c - A^\top y` and the
+        point the quadratic part was linearized at (``None`` without a finite bound).
+    steps : tuple of RepairStep
+        What made the solver's values safe, in order (:class:`~optframe.certificate.RepairStep`).
+    terms : Mapping[str, float]
+        The bound's terms (they sum to ``value``).
     """
 
     value: float
@@ -87,6 +96,51 @@ class SafeBound:
     zeroed_rows: int = 0
     curvature_columns: int = 0
     rounding: float = 0.0
+    y: NDArray[np.float64] | None = field(default=None, repr=False)
+    z: NDArray[np.float64] | None = field(default=None, repr=False)
+    x: NDArray[np.float64] | None = field(default=None, repr=False)
+    steps: tuple[RepairStep, ...] = ()
+    terms: Mapping[str, float] = field(default_factory=dict)
+
+    def certificate(self, scale: float = 1.0, offset: float = 0.0) -> Certificate | None:
+        """The bound as a :class:`~optframe.certificate.Certificate` on a model's scale.
+
+        ``scale`` (positive) and ``offset`` map the matrix problem's objective to the model's
+        (a formulation's ``objective_scale`` and ``objective_offset``). ``None`` without a
+        finite bound.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> from optframe.model import MatrixProblem
+        >>> lp = MatrixProblem(c=np.array([1.0, 2.0]), A=sp.csc_array([[1.0, 1.0]]),
+        ...                    row_lower=np.array([1.0]), row_upper=np.array([np.inf]),
+        ...                    lower=np.zeros(2), upper=np.full(2, np.inf))
+        >>> found = safe_lower_bound(lp, [1.0, 0.0], [1.0])
+        >>> certificate = found.certificate()
+        >>> round(certificate.value, 9), sorted(certificate.dual_point)
+        (1.0, ['y', 'z'])
+        >>> certificate.steps[-1].kind
+        'correction'
+        """
+        if not math.isfinite(self.value) or not scale > 0:
+            return None
+        terms = {(name if scale == 1.0 else f"{scale:g} * ({name})"): scale * value
+                 for name, value in self.terms.items()}  # fmt: skip
+        if offset != 0.0:
+            terms["the formulation's constant"] = float(offset)
+        point = {name: value for name, value in (("y", self.y), ("z", self.z)) if value is not None}
+        if self.x is not None and self.terms.get("-x'Qx/2"):
+            point["x"] = self.x
+        return Certificate(
+            scale * self.value + offset,
+            point,
+            self.steps,
+            terms,
+            dual="max over row multipliers y: offset - x'Qx/2 + sum_i y_i (active side of row i) "
+            "+ sum_j min over [l_j, u_j] of (delta_j t^2/2 + z_j t),  z = Qx + c - A'y",
+            origin="the solver's point and row duals, made safe (Neumaier-Shcherbina)",
+        )
 
 
 def _kept_curvature(P: sp.csc_array) -> NDArray[np.float64]:
@@ -229,8 +283,18 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
                          f"({n},) and ({m},)")  # fmt: skip
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         return SafeBound(-math.inf, "the point or the multipliers are not finite")
+    steps: list[RepairStep] = []
+    outside = float(np.max(np.maximum(problem.lower - x, x - problem.upper), initial=0.0))
     x = np.clip(x, problem.lower, problem.upper)
+    if outside > 0:
+        steps.append(RepairStep("clip", "moved the solver's point into the variable bounds",
+                                outside, 0.0, "largest distance outside the bounds"))  # fmt: skip
     pointing = ((y > 0) & np.isinf(problem.row_lower)) | ((y < 0) & np.isinf(problem.row_upper))
+    if pointing.any():
+        steps.append(RepairStep(
+            "zero", f"set {int(pointing.sum())} row multipliers to 0: their sign points at an "
+            "infinite row side", float(np.max(np.abs(y[pointing]))), 0.0, "largest such |y_i|",
+        ))  # fmt: skip
     y[pointing] = 0.0
     A = problem.A
     abs_A = abs(A)
@@ -245,6 +309,11 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
         longest += int(np.max(np.diff(Q.tocsr().indptr))) if Q.nnz else 0
         quad = 0.5 * float(x @ Qx)
         quad_error = _gamma(n + longest + 2) * 0.5 * float(np.abs(x) @ abs_Qx)
+        kept = int(np.count_nonzero(delta > 0))
+        steps.append(RepairStep(
+            "linearize", "replaced x'Qx/2 by its tangent plane at the solver's point (convexity), "
+            f"Q = P - diag(delta), the diagonal curvature delta kept on {kept} columns",
+        ))  # fmt: skip
     else:
         delta = np.zeros(n)
         Qx = abs_Qx = np.zeros(n)
@@ -253,16 +322,30 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
     half_open = (np.isinf(problem.lower) | np.isinf(problem.upper)) & (delta <= 0)
     if np.any(half_open):
         quadratic = problem.P is not None and problem.P.nnz
+        before = np.abs(Qx + c - A.T @ y)
         x, y = _balance_free_columns(problem, Q if quadratic else None, c, x, y, free, delta)
         if problem.P is not None and problem.P.nnz:
             Qx, abs_Qx = Q @ x, abs(Q) @ np.abs(x)
             quad = 0.5 * float(x @ Qx)
             quad_error = _gamma(n + longest + 2) * 0.5 * float(np.abs(x) @ abs_Qx)
+        open_before = float(np.max(before[half_open], initial=0.0))
+        open_after = float(np.max(np.abs(Qx + c - A.T @ y)[half_open], initial=0.0))
+        steps.append(RepairStep(
+            "balance", f"moved the point and the multipliers least so that the reduced costs of "
+            f"the {int(half_open.sum())} columns open on one side or both vanish",
+            open_before, open_after, "largest |z_j| on those columns",
+        ))  # fmt: skip
     r = Qx + c - A.T @ y
     e = _gamma(longest + 3) * (abs_Qx + np.abs(c) + abs_A.T @ np.abs(y))
     # An open column's reduced cost is taken as 0 when it is below its own rounding error (the
     # rule of optframe.duality.equality_residual): floating point never gives an exact zero.
     settled = half_open & (np.abs(r) <= e)
+    if settled.any():
+        steps.append(RepairStep(
+            "zero", f"took the reduced costs of {int(settled.sum())} open columns as 0: each is "
+            "below its own rounding error", float(np.max(np.abs(r[settled]))), 0.0,
+            "largest such |z_j|",
+        ))  # fmt: skip
     r = np.where(settled, 0.0, r)
     e = np.where(settled, 0.0, e)
     terms, unbounded = _column_terms(r, e, delta, problem.lower, problem.upper)
@@ -275,6 +358,7 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
             f"bounds [{problem.lower[j]:g}, {problem.upper[j]:g}])",
             zeroed_rows=int(pointing.sum()),
             curvature_columns=int(np.count_nonzero(delta > 0)),
+            steps=tuple(steps),
         )
     side = np.where(y > 0, problem.row_lower, np.where(y < 0, problem.row_upper, 0.0))
     row_terms = np.where(y != 0, y * side, 0.0)
@@ -285,10 +369,29 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
     rounding = _gamma(n + m + 4) * magnitude + quad_error
     value -= rounding
     if not math.isfinite(value):
-        return SafeBound(-math.inf, "the bound's terms overflow")
+        return SafeBound(-math.inf, "the bound's terms overflow", steps=tuple(steps))
+    exact, _ = _column_terms(r, np.zeros(n), delta, problem.lower, problem.upper)
+    widened = float(terms.sum()) - float(exact.sum())
+    steps.append(RepairStep(
+        "correction", f"Neumaier-Shcherbina correction of {widened - rounding:.3g}: each "
+        f"column's term taken at its worst over z_j +- its rounding error ({widened:.3g}), and "
+        f"the sum lowered by its own rounding bound ({-rounding:.3g})",
+    ))  # fmt: skip
+    named = {
+        "offset": float(problem.offset),
+        "-x'Qx/2": -quad,
+        "sum_i y_i (active side of row i)": float(row_terms.sum()),
+        "sum_j min over [l_j, u_j] of (delta_j t^2/2 + z_j t - e_j |t|)": float(terms.sum()),
+        "-rounding": -rounding,
+    }
     return SafeBound(
         value,
         zeroed_rows=int(pointing.sum()),
         curvature_columns=int(np.count_nonzero(delta > 0)),
         rounding=rounding,
+        y=y,
+        z=r,
+        x=x,
+        steps=tuple(steps),
+        terms=named,
     )

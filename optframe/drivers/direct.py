@@ -50,13 +50,15 @@ def _recover(formulation: Formulation, raw: BackendResult) -> tuple[dict, str]:
 
 #: The handles Direct adds to a matrix formulation to read the whole point and every row's dual.
 _ALL_COLUMNS, _ALL_ROWS = "__all_columns__", "__all_rows__"
+#: Where :func:`_safe_bound` leaves the safe bound's certificate for the result (not in stats).
+_SAFE_CERTIFICATE = "__safe_certificate__"
 
 
 def _wants_safe_bound(model: Model, backend: Backend, formulation: Formulation) -> bool:
     """Whether the bound must come from the solver's duals (the model has no certificate)."""
     problem = formulation.problem
     return (
-        type(model).dual_bound is Model.dual_bound
+        not model.writes_dual()
         and formulation.layer == "matrix"
         and isinstance(problem, MatrixProblem)
         and formulation.problem_class in (ProblemClass.LP, ProblemClass.QP)
@@ -95,6 +97,10 @@ def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> Ba
             f"{found.zeroed_rows} multipliers zeroed, {found.curvature_columns} columns kept "
             "their curvature)"
         )
+        certificate = found.certificate(formulation.objective_scale, formulation.objective_offset)
+        if certificate is not None:
+            # the same number as stats["safe_bound"], with its point and steps (Result.certificate)
+            stats[_SAFE_CERTIFICATE] = replace(certificate, value=stats["safe_bound"])
     return replace(raw, values=RawSolution(primal=primal, dual=dual))
 
 
@@ -200,8 +206,9 @@ class Direct(Driver):
         }
         if refused is not None:
             stats["preferred_backend_refused"] = refused
+        certificate = stats.pop(_SAFE_CERTIFICATE, None)
         _skip_certificate(model, raw.status, start, context, stats)
-        return driver_result(
+        result = driver_result(
             self,
             model,
             raw.status if solution or not raw.status.is_success else Status.ERROR,
@@ -214,6 +221,7 @@ class Direct(Driver):
             backend=backend.full_name(),
             basis=raw.basis,
         )
+        return replace(result, certificate=certificate)
 
     def _run_in_child(
         self, model: Model, backend: Backend, context: RunContext, start: float
