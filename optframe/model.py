@@ -388,18 +388,21 @@ class Model(abc.ABC):
         return "\n".join(lines)
 
     def write(self, path: str | os.PathLike[str], form: str | None = None) -> Path:
-        r"""Write the model's ``"matrix"`` formulation to an MPS file, with the model's optimum.
+        r"""Write the ``"matrix"`` formulation to an MPS or LP file, with the model's optimum.
 
         The file holds the problem of :meth:`build` ``("matrix", form)`` with the model's own
-        objective: a dual maximized as the minimization of its negative is written as
-        ``OBJSENSE MAX`` of the dual, and the formulation's constant is the objective row's RHS,
-        so another solver (HiGHS, SCIP, Gurobi, CPLEX) reads the model's optimal value
-        (:func:`optframe.export.write_mps`).
+        objective: a dual maximized as the minimization of its negative is written as the
+        maximization of the dual itself (``OBJSENSE MAX``, ``Maximize``), and the formulation's
+        constant is in the objective, so another solver (HiGHS, SCIP, Gurobi, CPLEX) reads the
+        model's optimal value. The suffix chooses the format: ``.mps`` is free MPS
+        (:func:`optframe.export.write_mps`), ``.lp`` is CPLEX LP format
+        (:func:`optframe.export.write_lp`; quadratic objectives as ``[ ... ] / 2``, which HiGHS
+        reads).
 
         Parameters
         ----------
         path : str or path-like
-            The file to write; its suffix must be ``.mps``.
+            The file to write; its suffix must be ``.mps`` or ``.lp``.
         form : str, optional
             One of :attr:`forms` that the matrix layer offers (default: :attr:`default_form`).
 
@@ -411,25 +414,43 @@ class Model(abc.ABC):
         Raises
         ------
         ModelError
-            If the suffix is not ``.mps`` or the model offers no matrix layer for ``form``.
+            If the suffix is neither ``.mps`` nor ``.lp``, or the model offers no matrix layer
+            for ``form``.
 
         Examples
         --------
+        A round trip through HiGHS: the LAD dual, written as an LP file, is read back to the
+        model's optimum.
+
         >>> import tempfile, pathlib
+        >>> import highspy
+        >>> import optframe as of
         >>> from optframe.data import Dataset
         >>> from optframe.models import LADRegression
         >>> model = LADRegression(Dataset(X=[[0.0], [1.0], [2.0]], y=[0.0, 1.0, 3.0]))
-        >>> out = model.write(pathlib.Path(tempfile.mkdtemp()) / "lad.mps", form="dual")
-        >>> out.read_text().splitlines()[1:3]
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> model.write(folder / "lad.mps", form="dual").read_text().splitlines()[1:3]
         ['OBJSENSE', '    MAX']
+        >>> out = model.write(folder / "lad.lp", form="dual")
+        >>> out.read_text().splitlines()[1]
+        'Maximize'
+        >>> h = highspy.Highs()
+        >>> h.setOptionValue("output_flag", False)
+        <HighsStatus.kOk: 0>
+        >>> h.readModel(str(out)), h.run()
+        (<HighsStatus.kOk: 0>, <HighsStatus.kOk: 0>)
+        >>> round(h.getInfo().objective_function_value, 9), round(of.solve(model).objective, 9)
+        (0.5, 0.5)
         """
-        from optframe.export import write_mps
+        from optframe.export import write_lp, write_mps
 
         path = Path(path)
-        if path.suffix.lower() != ".mps":
+        writers = {".mps": write_mps, ".lp": write_lp}
+        writer = writers.get(path.suffix.lower())
+        if writer is None:
             raise ModelError(
-                f"{self.name}.write: only MPS files are written (a path ending in .mps); "
-                f"got {str(path)!r}"
+                f"{self.name}.write: MPS and LP files are written (a path ending in .mps or "
+                f".lp); got {str(path)!r}"
             )
         if not self.offers("matrix", form):
             raise ModelError(
@@ -438,7 +459,7 @@ class Model(abc.ABC):
                 f"{list(self.forms)})"
             )
         formulation = self.build("matrix", form)
-        return write_mps(
+        return writer(
             formulation.problem,
             path,
             scale=formulation.objective_scale,

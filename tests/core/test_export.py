@@ -100,8 +100,8 @@ def test_ranged_free_fixed_and_integer_rows_and_columns(tmp_path):
 
 
 def test_refusals(models, tmp_path):
-    with pytest.raises(ModelError, match=r"\.mps"):
-        models[0].write(tmp_path / "lad.lp")
+    with pytest.raises(ModelError, match=r"\.mps or \.lp"):
+        models[0].write(tmp_path / "lad.txt")
     pu = PULearning(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, 1.0, 0.0])), prior=0.5)
     with pytest.raises(ModelError, match="matrix layer"):
         pu.write(tmp_path / "pu.mps")
