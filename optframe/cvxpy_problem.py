@@ -110,6 +110,20 @@ class CvxpyProblem(Model):
             )
         object.__setattr__(self, "_variables", _names(self.problem))
 
+    def check_parameters(self) -> None:
+        """Raise :class:`~optframe.errors.ModelError` naming every parameter without a value.
+
+        Called before the problem is solved or built (a parameter may get its value after the
+        model is made, as cvxpy allows).
+        """
+        missing = [p.name() for p in self.problem.parameters() if p.value is None]
+        if missing:
+            names = ", ".join(missing)
+            raise ModelError(
+                f"the cvxpy problem has parameters without a value ({names}); set each before "
+                f"solving, for example {missing[0]}.value = 1.0"
+            )
+
     @property
     def name(self) -> str:
         """``CvxpyProblem``."""
@@ -167,6 +181,7 @@ class CvxpyProblem(Model):
 
     # ------------------------------------------------------------------------- the layers
     def _build_cvxpy(self, form: str) -> Formulation:
+        self.check_parameters()
         return Formulation("cvxpy", self.problem, self.problem_class, dict(self._variables))
 
     @cached_property
@@ -209,6 +224,7 @@ class CvxpyProblem(Model):
         return problem, columns
 
     def _build_matrix(self, form: str) -> Formulation:
+        self.check_parameters()
         built = self._matrix_data
         if built is None:
             raise ModelError("this cvxpy problem has no matrix form (it is not an LP or a QP)")
@@ -313,6 +329,7 @@ def solve_cvxpy(problem: Any, solve: Any, driver: Any, backend: Any, **options: 
     from optframe.errors import IncompatibleBackend, IncompatibleDriver
 
     model = from_cvxpy(problem)
+    model.check_parameters()
     recognition = model.recognition
     said = recognition.describe()
     if recognition.recognized:

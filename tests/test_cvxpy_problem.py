@@ -150,3 +150,22 @@ def test_semidefinite_cones_are_refused_by_name():
     problem = cp.Problem(cp.Minimize(cp.trace(X)), [X >> np.eye(2)])
     with pytest.raises(of.ModelError, match="semidefinite"):
         of.solve(problem)
+
+
+def test_a_parameter_without_a_value_is_refused_by_name_and_nothing_is_changed():
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    lam = cp.Parameter(nonneg=True, name="lam")
+    w = cp.Variable(3, name="w")
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.abs(y - X @ w)) + lam * cp.sum_squares(w)))
+    with pytest.raises(of.ModelError, match=r"parameters without a value \(lam\).*lam.value"):
+        of.solve(problem)
+    model = of.from_cvxpy(problem)  # a parameter may get its value after the model is made
+    with pytest.raises(of.ModelError, match="lam"):
+        of.solve(model, backend="highs")
+    assert w.value is None
+    assert problem.value is None
+    lam.value = 0.5
+    result = of.solve(problem)
+    assert result.status is of.Status.OPTIMAL
+    assert w.value is not None
