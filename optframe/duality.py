@@ -131,6 +131,16 @@ def equality_residuals(
     a free :math:`x` can lie above the optimum (``inf`` when a row with a zero scale is not 0).
     The second value is the largest :math:`\lvert (A^\top v)_j\rvert` itself (what a
     :class:`~optframe.certificate.RepairStep` reports).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[1.0], [1.0], [1.0]])
+    >>> equality_residuals(A, np.array([0.5, -0.25, -0.25]))
+    (0.0, 0.0)
+    >>> ratio, largest = equality_residuals(A, np.array([0.5, -0.25, -0.2]))
+    >>> ratio > 1, round(largest, 12)
+    (True, 0.05)
     """
     v = np.asarray(v, dtype=np.float64).reshape(-1)
     if A.shape[1] == 0 or not v.any():

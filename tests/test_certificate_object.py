@@ -380,7 +380,7 @@ def test_bad_certificates_are_refused(build):
 @pytest.mark.parametrize(
     "name",
     ["optframe.certificate", "optframe.safe_bound", "optframe.models._box_dual",
-     "optframe.models.empirical_risk", "optframe.model"],
+     "optframe.models.empirical_risk", "optframe.model", "optframe.duality"],
 )  # fmt: skip
 def test_docstring_examples_run(name):
     module = importlib.import_module(name)
