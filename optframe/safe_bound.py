@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -256,6 +257,58 @@ def _balance_free_columns(
     return x, y
 
 
+def _open_violation(
+    problem: MatrixProblem, r: NDArray[np.float64], half_open: NDArray[np.bool_]
+) -> float:
+    """The largest reduced cost pointing at an open end (``|z_j|`` on a free column)."""
+    toward = np.where(np.isinf(problem.lower), np.maximum(r, 0.0), 0.0)
+    toward = np.maximum(toward, np.where(np.isinf(problem.upper), np.maximum(-r, 0.0), 0.0))
+    return float(np.max(toward[half_open], initial=0.0))
+
+
+def _shrink_factor(
+    problem: MatrixProblem,
+    cost: NDArray[np.float64],
+    r: NDArray[np.float64],
+    e: NDArray[np.float64],
+    delta: NDArray[np.float64],
+    unbounded: NDArray[np.intp],
+    half_open: NDArray[np.bool_],
+    settled: NDArray[np.bool_],
+) -> float | None:
+    r"""The factor :math:`t < 1` on ``y`` that turns the open columns' reduced costs the right way.
+
+    With :math:`\bar c` = ``cost`` (:math:`Q\bar x + c`) and :math:`a = A^\top y`, the reduced
+    cost at :math:`t y` is :math:`r(t) = \bar c - t a = (1 - t)\bar c + t\, r`. Where
+    :math:`\bar c` itself points the right way on every open column (:math:`\bar c_j > 0` on a
+    column bounded below only, :math:`< 0` above only, :math:`\approx 0` on a free one, as for
+    the zero-cost coefficients and the positive-cost slacks of LAD, quantile and SVM LPs), a
+    small step toward :math:`y = 0` fixes the columns an interior-point solver's duals leave
+    slightly the wrong way (about 1e-11), while the free columns stay balanced. ``None`` when
+    there is no such factor; the caller recomputes everything at :math:`t y` and keeps it only
+    if no column is left unbounded.
+    """
+    lower_only = np.isfinite(problem.lower) & np.isinf(problem.upper)
+    upper_only = np.isinf(problem.lower) & np.isfinite(problem.upper)
+    free = np.isinf(problem.lower) & np.isinf(problem.upper)
+    linear_open = half_open & (delta <= 0)
+    if np.any(free & linear_open & ~settled):
+        return None  # a free column off balance: no scaling of y fixes it
+    if np.any(free & linear_open & (np.abs(cost) > e)):
+        return None  # free columns with a cost: scaling y would unbalance them
+    a = cost - r
+    t = 1.0
+    for j in unbounded:
+        margin = 4.0 * e[j] + 1e-300
+        if lower_only[j] and cost[j] > margin and a[j] > 0:
+            t = min(t, (cost[j] - margin) / a[j])
+        elif upper_only[j] and cost[j] < -margin and a[j] < 0:
+            t = min(t, (cost[j] + margin) / a[j])
+        else:
+            return None
+    return t if 0.0 < t < 1.0 else None
+
+
 def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> SafeBound:
     r"""A lower bound on ``problem``'s optimum, proven from any ``x`` and row multipliers ``y``.
 
@@ -322,33 +375,52 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
     half_open = (np.isinf(problem.lower) | np.isinf(problem.upper)) & (delta <= 0)
     if np.any(half_open):
         quadratic = problem.P is not None and problem.P.nnz
-        before = np.abs(Qx + c - A.T @ y)
+        before = _open_violation(problem, Qx + c - A.T @ y, half_open)
         x, y = _balance_free_columns(problem, Q if quadratic else None, c, x, y, free, delta)
         if problem.P is not None and problem.P.nnz:
             Qx, abs_Qx = Q @ x, abs(Q) @ np.abs(x)
             quad = 0.5 * float(x @ Qx)
             quad_error = _gamma(n + longest + 2) * 0.5 * float(np.abs(x) @ abs_Qx)
-        open_before = float(np.max(before[half_open], initial=0.0))
-        open_after = float(np.max(np.abs(Qx + c - A.T @ y)[half_open], initial=0.0))
+        open_before = before
+        open_after = _open_violation(problem, Qx + c - A.T @ y, half_open)
         steps.append(RepairStep(
             "balance", f"moved the point and the multipliers least so that the reduced costs of "
             f"the {int(half_open.sum())} columns open on one side or both vanish",
-            open_before, open_after, "largest |z_j| on those columns",
+            open_before, open_after, "largest z_j toward an open end",
         ))  # fmt: skip
-    r = Qx + c - A.T @ y
-    e = _gamma(longest + 3) * (abs_Qx + np.abs(c) + abs_A.T @ np.abs(y))
-    # An open column's reduced cost is taken as 0 when it is below its own rounding error (the
-    # rule of optframe.duality.equality_residual): floating point never gives an exact zero.
-    settled = half_open & (np.abs(r) <= e)
+
+    def reduced_costs(y: NDArray[np.float64]) -> tuple[Any, ...]:
+        r = Qx + c - A.T @ y
+        e = _gamma(longest + 3) * (abs_Qx + np.abs(c) + abs_A.T @ np.abs(y))
+        # An open column's reduced cost is taken as 0 when it is below its own rounding error
+        # (the rule of optframe.duality.equality_residual): floating point never gives an exact
+        # zero.
+        settled = half_open & (np.abs(r) <= e)
+        largest = float(np.max(np.abs(r[settled]), initial=0.0))
+        r = np.where(settled, 0.0, r)
+        e = np.where(settled, 0.0, e)
+        terms, unbounded = _column_terms(r, e, delta, problem.lower, problem.upper)
+        return r, e, terms, unbounded, settled, largest
+
+    r, e, terms, unbounded, settled, largest = reduced_costs(y)
+    if unbounded.size:
+        t = _shrink_factor(problem, Qx + c, r, e, delta, unbounded, half_open, settled)
+        if t is not None:
+            shrunk = reduced_costs(t * y)
+            if shrunk[3].size == 0:
+                steps.append(RepairStep(
+                    "shrink", f"multiplied the multipliers by t = 1 - {1 - t:.3g}, toward 0, which "
+                    f"keeps every open column's reduced cost on its bounded side: {unbounded.size} "
+                    "open column(s) pointed the wrong way", float(unbounded.size), 0.0,
+                    "open columns the wrong way",
+                ))  # fmt: skip
+                y = t * y
+                r, e, terms, unbounded, settled, largest = shrunk
     if settled.any():
         steps.append(RepairStep(
             "zero", f"took the reduced costs of {int(settled.sum())} open columns as 0: each is "
-            "below its own rounding error", float(np.max(np.abs(r[settled]))), 0.0,
-            "largest such |z_j|",
+            "below its own rounding error", largest, 0.0, "largest such |z_j|",
         ))  # fmt: skip
-    r = np.where(settled, 0.0, r)
-    e = np.where(settled, 0.0, e)
-    terms, unbounded = _column_terms(r, e, delta, problem.lower, problem.upper)
     if unbounded.size:
         j = int(unbounded[0])
         return SafeBound(
