@@ -19,7 +19,6 @@ import scipy.sparse as sp
 import optframe as of
 from optframe.data import Dataset, load_dataset
 from optframe.drivers import AggregateDisaggregate
-from optframe.duality import fill_subgradient, kink_set, project_null
 from optframe.errors import DataError
 from optframe.registry import register_model
 
@@ -61,14 +60,6 @@ class QuantileRegression(of.Model):
 
     def decision_function(self, solution, X):
         return X @ solution["beta"] + solution["intercept"][0]
-
-    def dual_bound(self, solution):  # the certificate: y'theta, theta in the dual's feasible set
-        r, w, tau = self.loss_argument(solution), self.weights, self.tau
-        theta = np.where(r > 0, tau * w, (tau - 1) * w)  # the loss's subgradient at r
-        A = sp.hstack([sp.csr_array(self.data.X), np.ones((r.size, 1))], format="csr")
-        kink = kink_set(r, A.shape[1], 1e-9 * np.abs(self.data.y).max())  # r_i = 0: theta_i open
-        theta = fill_subgradient(A, np.zeros(A.shape[1]), theta, kink, (tau - 1) * w, tau * w)
-        return float(self.data.y @ project_null(A, theta, tau * w, (tau - 1) * w))
 
     # What AggregateDisaggregate asks for (optframe.capabilities.SampleSeparableModel)
     @property
