@@ -236,7 +236,9 @@ class Certificate:
         objective (at the solution, an upper bound on the optimum):  1.25
         bound     (the dual's value at the point below, a lower one): 1
         gap       objective - bound = 0.25, relative 0.2 (scale 1.25)
-        dual value = sum(alpha) 1.5 + -|X'v|^2/2 -0.5
+        the dual value is the sum of its terms:
+          sum(alpha) = 1.5
+          -|X'v|^2/2 = -0.5
         """
         lines = [
             "Weak duality: every feasible point's objective >= every dual-feasible point's value."
@@ -262,8 +264,8 @@ class Certificate:
         if self.dual_point and not self.steps:
             lines.append("  no repair needed: the point was dual feasible as given")
         if self.terms:
-            parts = " + ".join(f"{k} {v:.6g}" for k, v in self.terms.items())
-            lines.append(f"dual value = {parts}")
+            lines.append("the dual value is the sum of its terms:")
+            lines.extend(f"  {name} = {value:.10g}" for name, value in self.terms.items())
         return "\n".join(lines)
 
 
