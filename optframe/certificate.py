@@ -188,6 +188,9 @@ class Certificate:
         object.__setattr__(self, "steps", steps)
         point = {}
         for name, array in dict(self.dual_point).items():
+            if _frozen(array):  # a certificate's own array (replace() passes it on): no copy
+                point[str(name)] = array
+                continue
             values = np.array(array, dtype=np.float64) if _is_real(array) else None
             if values is None:
                 raise ModelError(f"Certificate: dual point {name!r} must be a real array")
@@ -197,7 +200,15 @@ class Certificate:
 
     @property
     def gap(self) -> float:
-        """The relative gap ``max(0, objective - value) / scale`` (``inf`` before certify)."""
+        """The relative gap ``max(0, objective - value) / scale`` (``inf`` before certify).
+
+        Examples
+        --------
+        >>> Certificate(9.0, objective=10.0, scale=10.0).gap
+        0.1
+        >>> Certificate(9.0).gap
+        inf
+        """
         if math.isnan(self.objective):
             return math.inf
         return relative_gap(self.objective, self.value, self.scale)
@@ -267,6 +278,16 @@ class Certificate:
             lines.append("the dual value is the sum of its terms:")
             lines.extend(f"  {name} = {value:.10g}" for name, value in self.terms.items())
         return "\n".join(lines)
+
+
+def _frozen(array: Any) -> bool:
+    """Whether ``array`` is a read-only float64 ndarray that owns or views frozen data."""
+    return (
+        isinstance(array, np.ndarray)
+        and array.dtype == np.float64
+        and not array.flags.writeable
+        and (array.base is None or not getattr(array.base, "flags", array.flags).writeable)
+    )
 
 
 def _is_real(array: ArrayLike) -> bool:

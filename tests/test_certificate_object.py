@@ -353,6 +353,15 @@ def test_no_bound_no_certificate():
     assert certify(model, empty, 1e-6).certificate is None
 
 
+def test_the_point_is_frozen_and_copied_once():
+    theta = np.array([1.0, -1.0])
+    certificate = Certificate(0.0, {"theta": theta})
+    assert theta.flags.writeable  # the caller's array is left alone
+    assert not certificate.dual_point["theta"].flags.writeable
+    capped = certificate.with_objective(1.0, 1.0)
+    assert capped.dual_point["theta"] is certificate.dual_point["theta"]
+
+
 def test_a_certificate_above_the_objective_is_capped_with_a_step():
     certificate = Certificate(1.0 + 1e-13, terms={"a": 0.5, "b": 0.5 + 1e-13})
     capped = certificate.with_objective(1.0, 1.0)
