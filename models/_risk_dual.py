@@ -256,16 +256,6 @@ def dual_point(
 ZERO_ENDS = (0.0, 1e-9, 1e-6)
 
 
-def _unpenalized_value(
-    model: EmpiricalRisk, theta: NDArray, v: NDArray, v_low: NDArray, v_high: NDArray, tol: float
-) -> float:
-    r""":math:`D(\theta)` without a penalty, :math:`v` projected onto its equality rows.
-
-    The value of :func:`_unpenalized_point`.
-    """
-    return _unpenalized_point(model, v, v_low, v_high, tol, []).value
-
-
 def _unpenalized_point(
     model: EmpiricalRisk,
     v: NDArray,
