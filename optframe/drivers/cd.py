@@ -35,6 +35,9 @@ from optframe.result import IterationRecord, Result, Status
 #: correlations: a test against exactly :math:`\lambda_1` wrongly screened active features at
 #: gaps near 1e-13 in the checks of the Gap Safe note).
 SCREEN_MARGIN = 1e-9
+#: Outer iterations without any decrease of the objective after which the run stops
+#: (CONVERGED: the gap stays open though every working set is solved).
+STALL_ITERATIONS = 5
 #: Coordinate epochs on each proximal Newton step's second-order model (at most).
 MAX_MODEL_EPOCHS = 20
 
@@ -97,7 +100,8 @@ class CoordinateDescent(Driver):
     ``Result.bound`` is the dual value at the last point; :func:`optframe.solve` recomputes the
     certificate from the model. History extras: ``gap``, ``screened`` (features removed so far),
     ``working_set`` (its size), ``epochs`` (inner epochs of that iteration), ``score``.
-    Stats: ``epochs``, ``screened``, ``support``, ``gap``.
+    Stats: ``epochs``, ``screened`` (a count) and ``screened_features`` (their indices),
+    ``support``, ``gap``.
     """
 
     name: ClassVar[str] = "cd"
@@ -148,10 +152,12 @@ class CoordinateDescent(Driver):
         status, epochs_total, outer = Status.ITERATION_LIMIT, 0, 0
         gap = math.inf
         primal = bound = math.nan
-        epochs = 0
+        epochs, stalled, lowest = 0, 0, math.inf
         while outer < options.max_iter:
             primal, bound, z_raw, z_hat = state.gap()
             gap = primal - bound
+            stalled = stalled + 1 if primal >= lowest - 1e-15 * abs(lowest) else 0
+            lowest = min(lowest, primal)
             closed = gap <= tol * problem.gap_scale(primal)
             if self.screening and not closed:
                 state.screen(z_hat, gap)
@@ -176,7 +182,9 @@ class CoordinateDescent(Driver):
                 status = Status.TIME_LIMIT
                 break
             largest = max(float(scores.max(initial=0.0)), state.intercept_score)
-            if largest == 0.0:  # stationary to rounding, the gap open by rounding alone
+            if largest == 0.0 or stalled >= STALL_ITERATIONS:
+                # stationary, or the objective no longer goes down, yet the gap is open: the
+                # rounding of the dual point (or a structure whose curvature bound is wrong)
                 status = Status.CONVERGED
                 break
             ws = state.working_set(scores, self.ws_start, self.working_sets)
@@ -194,7 +202,8 @@ class CoordinateDescent(Driver):
             bound=bound, iterations=outer, history=history,
             timings=clock_timings(start, built, solved, compile_seconds=compiled),
             stats={"epochs": epochs_total, "screened": state.screened,
-                   "support": int(np.count_nonzero(state.w)), "gap": gap},
+                   "support": int(np.count_nonzero(state.w)), "gap": gap,
+                   "screened_features": np.flatnonzero(~state.active)},
             backend="numba",
         )  # fmt: skip
 
