@@ -338,6 +338,7 @@ def test_parameter_tables_match_the_code():
         "drivers/cvm.md": [d.CoreVectorMachine],
         "drivers/admm.md": [d.ADMM, d.ADMMThenIPM],
         "drivers/dcd.md": [d.DCD],
+        "drivers/cd.md": [d.CoordinateDescent],
     }
     assert {p for p in PAGES if p.startswith(("models/", "drivers/"))} == {
         *pages,

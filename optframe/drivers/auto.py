@@ -29,15 +29,19 @@ In order, the first rule that applies:
    :data:`DCD_PIECES_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD`; a residual loss
    with quadratic pieces (Huber, expectile) stays with Direct, whose interior point does not
    slow down on ill-conditioned columns as coordinate descent does;
-8. a linear model offering ``EntropyBoxDual`` (L2-regularized logistic regression without
+8. a linear model offering ``ElasticNetSmoothLoss`` (the lasso or the elastic net with a
+   differentiable loss: least squares, Huber, squared hinge, logistic), any size:
+   :class:`~optframe.drivers.CoordinateDescent` (2x to 48x faster than Direct on Clarabel from
+   100 to 10,000 rows of a9a, least squares, Huber, squared hinge and logistic);
+9. a linear model offering ``EntropyBoxDual`` (L2-regularized logistic regression without
    intercept, or with the intercept as a constant feature) with at least
    :data:`DCD_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD` (Yu, Huang and Lin's
    Newton steps; no upper limit, since Direct's exponential-cone program grows with every
    sample and no other driver takes the logistic loss);
-9. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
+10. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
    :data:`AID_MIN_SAMPLES` samples (an LP; :data:`AID_MIN_SAMPLES_QP` for a QP):
    :class:`~optframe.drivers.AggregateDisaggregate`;
-10. otherwise Direct.
+11. otherwise Direct.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from typing import Any
 from optframe.capabilities import (
     BoxQPDual,
     ChunkedSamples,
+    ElasticNetSmoothLoss,
     EntropyBoxDual,
     LinearBoxDual,
     PiecewiseBoxDual,
@@ -56,6 +61,7 @@ from optframe.capabilities import (
 )
 from optframe.drivers.aid import AggregateDisaggregate
 from optframe.drivers.base import Driver
+from optframe.drivers.cd import CoordinateDescent
 from optframe.drivers.dcd import DCD
 from optframe.drivers.direct import Direct
 from optframe.drivers.frank_wolfe import MFW
@@ -152,6 +158,9 @@ def choose(model: Model, backend: str = "auto", solver_options: bool = False) ->
         and getattr(getattr(model, "loss", None), "is_classification", False)
     ):
         return Choice(DCD(), f"a margin loss with quadratic pieces, n = {n}: DCD on its pieces")
+    elif model.offers_structure(ElasticNetSmoothLoss):
+        rule = f"the lasso or elastic net with a differentiable loss, n = {n}: CD"
+        return Choice(CoordinateDescent(), rule)
     elif n >= DCD_MIN_SAMPLES and model.offers_structure(EntropyBoxDual):
         return Choice(DCD(), f"the logistic loss's entropy dual with n = {n} >= {DCD_MIN_SAMPLES}")
     elif (

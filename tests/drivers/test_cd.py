@@ -257,3 +257,15 @@ def test_history_and_limits(a1a):
     assert all(record.bound <= full.objective + 1e-9 for record in full.history)
     stopped = of.solve(model, CoordinateDescent(), callback=lambda record: True)
     assert stopped.status is not of.Status.OPTIMAL or stopped.gap <= 1e-6
+
+
+@pytest.mark.parametrize("loss_name", sorted(LOSSES))
+def test_auto_picks_coordinate_descent(a1a, abalone, loss_name):
+    loss, kind = LOSSES[loss_name]
+    X, y = data_for(kind, True, a1a, abalone)
+    model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=ElasticNet(0.8), C=0.05)
+    result = of.solve(model)
+    assert result.driver == "cd", result.stats.get("auto_rule")
+    assert result.status is of.Status.OPTIMAL
+    # a kinked loss with L1 keeps its route (Direct or AID): CD does not take it
+    assert of.solve(EmpiricalRisk(Dataset(X=X, y=y), Pinball(0.5), penalty=L1())).driver != "cd"
