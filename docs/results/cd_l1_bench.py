@@ -300,6 +300,30 @@ def crossover(repeats: int, sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     return rows
 
 
+def crossover_table(rows: list[dict[str, Any]]) -> str:
+    """Markdown: Direct against CoordinateDescent by loss and size."""
+    lines = [
+        "| job | n | intercept | CoordinateDescent s (status) | Direct s (status) | Direct / CD |",
+        "|---|---:|---|---|---|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['job'].removeprefix('crossover-')} | {r['n']:,} | {r['intercept']} | "
+            f"{r['cd']:.3f} ({r['cd_status']}) | {r['direct']:.3f} ({r['direct_status']}) | "
+            f"{r['direct'] / r['cd']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def report(path: str) -> str:
+    """Both tables from the rows of a JSONL file (the peers' and the crossover's)."""
+    with open(path) as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    cross = [r for r in rows if r["job"].startswith("crossover-")]
+    peers_rows = [r for r in rows if not r["job"].startswith("crossover-")]
+    return table(peers_rows) + "\n\n" + crossover_table(cross)
+
+
 def main() -> None:
     """Run the jobs, append rows to ``--out`` and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -312,7 +336,11 @@ def main() -> None:
         action="store_true",
         help="Direct against CoordinateDescent on 100 to 10,000 rows of a9a",
     )
+    parser.add_argument("--report", default=None, help="print the tables of a JSONL file")
     args = parser.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
     if args.crossover:
         got = crossover(args.repeats, (100, 300, 1000, 3000, 10000))
         if args.out:

@@ -84,6 +84,18 @@ def _value(kind, pieces, a):
 
 
 @numba.njit(cache=True)
+def _all(kind, pieces, a):
+    r"""``(l(a), l'(a), l''(a))``, the logistic's from one exponential."""
+    if kind == LOGISTIC:
+        e = math.exp(-abs(a))
+        value = max(-a, 0.0) + math.log1p(e)
+        low = e / (1.0 + e) if a >= 0.0 else 1.0 / (1.0 + e)  # sigma(-a)
+        return value, -low, low * (1.0 - low)
+    d, h = _terms(kind, pieces, a)
+    return _value(kind, pieces, a), d, h
+
+
+@numba.njit(cache=True)
 def sample_terms(kind, pieces, a, values, derivatives):
     r"""Fill ``values`` with :math:`\ell(a_i)` and ``derivatives`` with :math:`\ell'(a_i)`."""
     for i in range(a.shape[0]):
@@ -336,10 +348,10 @@ def run_prox_newton(
         hess_b = 0.0
         for i in range(n):
             if c[i] > 0.0:
-                d, h = _terms(kind, pieces, a[i])
+                value, d, h = _all(kind, pieces, a[i])
                 raw[i] = c[i] * q[i] * d
                 hess[i] = c[i] * h
-                loss += c[i] * _value(kind, pieces, a[i])
+                loss += c[i] * value
                 grad_b += raw[i]
                 hess_b += hess[i]
             else:
@@ -467,8 +479,8 @@ def loss_and_multipliers(kind, pieces, a, c, lo, hi, theta):
     for i in range(a.shape[0]):
         ci = c[i]
         if ci > 0.0:
-            total += ci * _value(kind, pieces, a[i])
-            d = _terms(kind, pieces, a[i])[0]
+            value, d, _ = _all(kind, pieces, a[i])
+            total += ci * value
             theta[i] = ci * min(max(d, lo), hi)
         else:
             theta[i] = 0.0
