@@ -212,9 +212,11 @@ def _cd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.models import EmpiricalRisk
     from optframe.penalties import L1
 
-    # one loss serves both kinds (the loss is an argument of the kernels, not a type)
+    # one loss serves both kinds (the loss is an argument of the kernels, not a type); the
+    # inner solver the driver runs (proximal Newton steps, or coordinate steps), not both
+    driver_ = CoordinateDescent(prox_newton=driver.prox_newton)
     return [
-        (CoordinateDescent(), EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), penalty=L1()))
+        (driver_, EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), penalty=L1()))
         for sparse in _layouts(needs)
     ]
 
@@ -237,7 +239,7 @@ def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     if isinstance(driver, CoreVectorMachine):
         return ("cvm",), _cvm_runs
     if isinstance(driver, CoordinateDescent):
-        return ("cd",), _cd_runs
+        return ("cd", bool(driver.prox_newton)), _cd_runs
     return None
 
 
