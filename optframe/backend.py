@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from optframe.basis import Basis
 from optframe.errors import OptframeError, SolverUnavailable
 from optframe.model import Formulation, ProblemClass, RawSolution
@@ -76,12 +79,38 @@ class SolveOptions:
 
 
 @dataclass(frozen=True, eq=False)
+class ConicPoint:
+    r"""A cone program as a conic solver saw it, with the solver's point and dual values.
+
+    The problem is :math:`\min_x \tfrac12 x^\top P x + c^\top x + \text{offset}` subject to
+    :math:`A x + s = b`, :math:`s \in K`, with :math:`K` the product of ``cones`` over the rows
+    in order: ``("zero", k)`` (equality rows), ``("nonneg", k)``, ``("soc", k)`` (one
+    second-order cone :math:`\{(t, v): \lVert v\rVert \le t\}` of dimension k) and
+    ``("exp", 3)`` (one exponential cone :math:`\{(x, y, z): y e^{x/y} \le z, y > 0\}`).
+    ``x`` and ``z`` are the solver's primal point and dual values (:math:`z \in K^*`,
+    :math:`P x + c + A^\top z = 0` at an exact optimum). :mod:`optframe.conic_bound` proves a
+    lower bound from them.
+    """
+
+    P: Any
+    c: NDArray[np.float64]
+    A: Any
+    b: NDArray[np.float64]
+    cones: tuple[tuple[str, int], ...]
+    offset: float
+    x: NDArray[np.float64]
+    z: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
 class BackendResult:
     """What a back-end returns: status, values read through the handles, objective and bound.
 
     ``objective`` and ``bound`` are on the solver's scale (the formulation maps them to the
     model's); ``bound`` is the solver's own proven bound (dual objective, MIP dual bound) or
-    ``None``. ``basis`` is the final basis, from back-ends that can start from one.
+    ``None``. ``basis`` is the final basis, from back-ends that can start from one. ``conic``
+    is the cone program the solver saw with its point and duals, from back-ends that return
+    them for cone programs (a certificate is built from it, :mod:`optframe.conic_bound`).
     """
 
     status: Status
@@ -92,6 +121,7 @@ class BackendResult:
     seconds: float = 0.0
     message: str = ""
     basis: Basis | None = None
+    conic: ConicPoint | None = None
 
 
 class Backend(abc.ABC):

@@ -20,6 +20,8 @@ weak duality makes the value a lower bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
@@ -78,7 +80,16 @@ def solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray
     eigenvalue below any relative cutoff and the projection leaves its row unsatisfied.
     A zero column gets :math:`c_j = 0`.
     """
+    return normal_solver(gram)(rhs)
+
+
+def normal_solver(
+    gram: NDArray[np.float64],
+) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    """:func:`solve_normal` for one ``gram`` and many right-hand sides: factored once."""
     gram = np.asarray(gram, dtype=np.float64)
+    if gram.size == 0:
+        return lambda rhs: np.zeros(gram.shape[1])
     diagonal = np.diagonal(gram)
     kept_columns = diagonal > 0
     inverse_norm = np.where(kept_columns, 1.0 / np.sqrt(np.where(kept_columns, diagonal, 1.0)), 0.0)
@@ -87,8 +98,12 @@ def solve_normal(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray
     cutoff = max(float(eigenvalues[-1]), 0.0) * gram.shape[0] * np.finfo(np.float64).eps
     kept = eigenvalues > cutoff
     inverse = np.where(kept, 1.0 / np.where(kept, eigenvalues, 1.0), 0.0)
-    scaled_rhs = inverse_norm * np.asarray(rhs, dtype=np.float64)
-    return inverse_norm * (vectors @ (inverse * (vectors.T @ scaled_rhs)))
+
+    def solve(rhs: NDArray[np.float64]) -> NDArray[np.float64]:
+        scaled_rhs = inverse_norm * np.asarray(rhs, dtype=np.float64)
+        return inverse_norm * (vectors @ (inverse * (vectors.T @ scaled_rhs)))
+
+    return solve
 
 
 def abs_products(

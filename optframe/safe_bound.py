@@ -214,8 +214,11 @@ def _balance_free_columns(
     y: NDArray[np.float64],
     free: NDArray[np.bool_],
     delta: NDArray[np.float64],
+    movable: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Move ``x`` and ``y`` so that :math:`r_F = 0` on the columns that need it.
+
+    ``movable`` (default: every row) marks the rows whose multipliers may move.
 
     :math:`F` holds the free columns and the half-bounded ones whose reduced cost points at
     their open end (both would make the bound :math:`-\infty`).
@@ -241,13 +244,15 @@ def _balance_free_columns(
             break
         r_free = r[columns]
         two_sided = np.isfinite(problem.row_lower) & np.isfinite(problem.row_upper)
-        rows = np.flatnonzero(two_sided | (y != 0))
+        rows = np.flatnonzero((two_sided | (y != 0)) & (True if movable is None else movable))
         blocks = [-sp.csc_array(A[rows][:, columns]).T]  # |F| x |R|
         if Q is not None:
             blocks.insert(0, sp.csc_array(Q[columns][:, columns]))
         B = sp.hstack(blocks, format="csr")
-        gram = (B @ B.T).toarray()
-        step = np.asarray(B.T @ solve_normal(gram, -r_free)).ravel()
+        if B.shape[1] < B.shape[0]:  # fewer unknowns than equations: the smaller Gram matrix
+            step = solve_normal((B.T @ B).toarray(), np.asarray(B.T @ -r_free).ravel())
+        else:
+            step = np.asarray(B.T @ solve_normal((B @ B.T).toarray(), -r_free)).ravel()
         if Q is not None:
             x[columns] += step[: columns.size]
             step = step[columns.size :]
@@ -309,7 +314,12 @@ def _shrink_factor(
     return t if 0.0 < t < 1.0 else None
 
 
-def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> SafeBound:
+def safe_lower_bound(
+    problem: MatrixProblem,
+    x: ArrayLike,
+    y: ArrayLike,
+    movable_rows: NDArray[np.bool_] | None = None,
+) -> SafeBound:
     r"""A lower bound on ``problem``'s optimum, proven from any ``x`` and row multipliers ``y``.
 
     Parameters
@@ -322,6 +332,10 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
     y : array of shape (M,)
         Row multipliers as :math:`d f^* / d\,\text{rhs}` (positive on an active lower side,
         negative on an active upper side).
+    movable_rows : bool array of shape (M,), optional
+        The rows whose multipliers the balance of the open columns may move (default: all).
+        The cone-program bound (:mod:`optframe.conic_bound`) keeps its cone rows' multipliers
+        where it put them, in the dual cone.
 
     Returns
     -------
@@ -376,7 +390,9 @@ def safe_lower_bound(problem: MatrixProblem, x: ArrayLike, y: ArrayLike) -> Safe
     if np.any(half_open):
         quadratic = problem.P is not None and problem.P.nnz
         before = _open_violation(problem, Qx + c - A.T @ y, half_open)
-        x, y = _balance_free_columns(problem, Q if quadratic else None, c, x, y, free, delta)
+        x, y = _balance_free_columns(
+            problem, Q if quadratic else None, c, x, y, free, delta, movable_rows
+        )
         if problem.P is not None and problem.P.nnz:
             Qx, abs_Qx = Q @ x, abs(Q) @ np.abs(x)
             quad = 0.5 * float(x @ Qx)

@@ -39,8 +39,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from optframe.backend import BackendResult, SolveOptions
-from optframe.model import Formulation, MatrixProblem, RawSolution
+from optframe.backend import BackendResult, ConicPoint, SolveOptions
+from optframe.model import Formulation, MatrixProblem, ProblemClass, RawSolution
 from optframe.result import Status
 
 __all__ = [
@@ -513,6 +513,7 @@ def solve_cvxpy(
     duals: bool,
     always: bool = False,
     preload: tuple[str, ...] = (),
+    conic: Callable[[Any], tuple[Any, Any]] | None = None,
 ) -> BackendResult:
     """Solve a cvxpy formulation with ``solver`` and normalize the outcome.
 
@@ -528,10 +529,13 @@ def solve_cvxpy(
     constant cvxpy keeps outside the solver (``problem.value - raw objective``). ``duals`` says
     whether to read the constraints' duals (the back-end returns them for this problem class).
     The solve (cvxpy's compilation included) runs in a child process (:func:`stoppable`) when
-    there is a time limit, or ``always``; ``preload`` as in :func:`stoppable`.
+    there is a time limit, or ``always``; ``preload`` as in :func:`stoppable`. ``conic`` reads
+    the solver's primal point and dual values (in the solver's own cone convention) from its raw
+    output: for a cone program (SOCP, EXP) the result then carries the data cvxpy handed the
+    solver with that point (``BackendResult.conic``), from which a certificate is built.
     """
     return stoppable(
-        lambda: _solve_cvxpy(formulation, options, solver, solver_opts, read_raw, duals),
+        lambda: _solve_cvxpy(formulation, options, solver, solver_opts, read_raw, duals, conic),
         options,
         f"cvxpy {solver}",
         always=always,
@@ -546,6 +550,7 @@ def _solve_cvxpy(
     solver_opts: SolverOpts,
     read_raw: Callable[[Any], RawOutcome | None],
     duals: bool,
+    conic: Callable[[Any], tuple[Any, Any]] | None = None,
 ) -> BackendResult:
     clock = Clock()
 
@@ -605,6 +610,10 @@ def _solve_cvxpy(
         bound = finite_or_none(raw.bound + (objective - raw.objective))
     stats = problem.solver_stats
     text = raw.text if raw is not None and raw.text else cvxpy_status
+    point = None
+    if has_solution and conic is not None and formulation.problem_class in _CONES:
+        with contextlib.suppress(Exception):  # no point, no certificate: never a failure
+            point = _conic_point(data, *conic(output))
     return BackendResult(
         status=status,
         values=values,
@@ -613,6 +622,38 @@ def _solve_cvxpy(
         iterations=max(0, int(stats.num_iters or 0)) if stats is not None else 0,
         seconds=clock(),
         message=f"cvxpy {solver}: {text}",
+        conic=point,
+    )
+
+
+_CONES = frozenset({ProblemClass.SOCP, ProblemClass.EXP})
+
+
+def _conic_point(data: dict[str, Any], x: Any, z: Any) -> ConicPoint | None:
+    """The cone program cvxpy handed a conic solver (``A x + s = b, s in K``) and its point."""
+    import scipy.sparse as sp
+
+    dims = data["dims"]
+    if dims.psd or dims.p3d or getattr(dims, "pnd", None):
+        return None
+    cones: list[tuple[str, int]] = []
+    if dims.zero:
+        cones.append(("zero", int(dims.zero)))
+    if dims.nonneg:
+        cones.append(("nonneg", int(dims.nonneg)))
+    cones += [("soc", int(k)) for k in dims.soc]
+    cones += [("exp", 3)] * int(dims.exp)
+    offset = float(data["param_prob"].apply_parameters()[1])
+    P = data.get("P")
+    return ConicPoint(
+        P=None if P is None else sp.csc_array(P),
+        c=np.asarray(data["c"], dtype=np.float64).copy(),
+        A=sp.csc_array(data["A"]),
+        b=np.asarray(data["b"], dtype=np.float64).copy(),
+        cones=tuple(cones),
+        offset=offset,
+        x=np.asarray(x, dtype=np.float64).copy(),
+        z=np.asarray(z, dtype=np.float64).copy(),
     )
 
 

@@ -283,4 +283,5 @@ class ClarabelCvxpyBackend(Backend):
             duals=formulation.problem_class in self.duals,
             always=is_large(formulation),
             preload=self.requires,
+            conic=lambda output: (output.x, output.z),  # Clarabel's z is in the dual cone
         )

@@ -104,6 +104,32 @@ def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> Ba
     return replace(raw, values=RawSolution(primal=primal, dual=dual))
 
 
+def _conic_safe_bound(
+    model: Model, formulation: Formulation, raw: BackendResult, stats: dict
+) -> None:
+    """The bound from a conic solver's duals (:mod:`optframe.conic_bound`) into ``stats``.
+
+    For a model without a certificate of its own solved as a cone program, as
+    :func:`_safe_bound` does for the matrix layer.
+    """
+    if raw.conic is None or model.writes_dual() or not formulation.objective_scale > 0:
+        return
+    from optframe.conic_bound import conic_lower_bound
+
+    tick = time.perf_counter()
+    found = conic_lower_bound(raw.conic)
+    stats["safe_bound_seconds"] = time.perf_counter() - tick
+    stats["safe_bound"] = formulation.original_value(found.value)
+    stats["safe_bound_how"] = found.reason or (
+        "from the conic solver's point and dual values, put into the dual cone and made safe "
+        f"(Neumaier-Shcherbina on the Lagrangian; {found.curvature_columns} columns kept their "
+        "curvature)"
+    )
+    certificate = found.certificate(formulation.objective_scale, formulation.objective_offset)
+    if certificate is not None:
+        stats[_SAFE_CERTIFICATE] = replace(certificate, value=stats["safe_bound"])
+
+
 def _refusal(backend: Backend, formulation: Formulation) -> str | None:
     """Why ``backend`` does not take ``formulation`` (its ``refusal``, if it has one)."""
     refusal = getattr(backend, "refusal", None)
@@ -196,6 +222,8 @@ class Direct(Driver):
         stats: dict = {}
         if safe:
             raw = _safe_bound(formulation, raw, stats)
+        else:
+            _conic_safe_bound(model, formulation, raw, stats)
         solution, unusable = _recover(formulation, raw)
         objective = model.objective(solution) if solution else math.nan
         stats |= {
@@ -242,19 +270,22 @@ class Direct(Driver):
             built = time.perf_counter()
             raw = _solve_in_time(backend, formulation, options, built - start)
             solution, unusable = _recover(formulation, raw)
+            safe: dict = {}
+            _conic_safe_bound(model, formulation, raw, safe)
             return (raw.status, dict(solution), raw.message + unusable,
                     formulation.original_value(raw.objective), _original_bound(formulation, raw),
-                    raw.iterations, formulation.form, built)  # fmt: skip
+                    raw.iterations, formulation.form, built, safe)  # fmt: skip
 
         left = max(0.0, float(options.time_limit) - (time.perf_counter() - start))
         out = stoppable(work, replace(options, time_limit=left), backend.full_name(),
                         always=True, preload=tuple(backend.requires))  # fmt: skip
         solved = time.perf_counter()
         if isinstance(out, tuple):
-            status, solution, message, solver_objective, bound, iterations, form, built = out
+            status, solution, message, solver_objective, bound, iterations, form, built, safe = out
         else:  # killed past the time limit's margin, or no result from the child
             status, solution, message = out.status, {}, out.message
             solver_objective, bound, iterations, form, built = None, None, 0, self.form, solved
+            safe = {}
         objective = model.objective(solution) if solution else math.nan
         stats = {
             "solver_status": message,
@@ -262,8 +293,10 @@ class Direct(Driver):
             "violation": model.violation(solution) if solution else math.nan,
             "form": form,
         }
+        certificate = safe.pop(_SAFE_CERTIFICATE, None)
+        stats |= safe
         _skip_certificate(model, status, start, context, stats)
-        return driver_result(
+        result = driver_result(
             self,
             model,
             status if solution or not status.is_success else Status.ERROR,
@@ -275,3 +308,4 @@ class Direct(Driver):
             stats=stats,
             backend=backend.full_name(),
         )
+        return replace(result, certificate=certificate)
