@@ -269,7 +269,9 @@ class AggregateDisaggregate(Driver):
                 warm=start_basis is not None,
             )  # fmt: skip
             history.append(record)
-            if context.callback is not None and context.callback(record):
+            if context.callback is not None and context.callback(
+                _with_problem(record, aggregated, labels)
+            ):
                 status = Status.CONVERGED
                 break
             if new_k == k:
@@ -354,6 +356,18 @@ def inner_failure(inner: Result, iteration: int, k: int) -> dict[str, str]:
         f"{inner.status.value} on {inner.backend}"
     )
     return {"inner_status": inner.status.value, "error": message + (f": {words}" if words else "")}
+
+
+def _with_problem(
+    record: IterationRecord, aggregated: Model, labels: np.ndarray
+) -> IterationRecord:
+    """The record the callback sees: also the aggregated model solved and each sample's cluster.
+
+    Not kept in the history (a labels array per iteration): a callback that wants them keeps
+    them, so they cost nothing when no callback is given.
+    """
+    extras = {**record.extras, "aggregated_model": aggregated, "labels": labels}
+    return replace(record, extras=extras)
 
 
 def _proven_inner_bound(inner: Result) -> float:

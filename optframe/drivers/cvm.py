@@ -180,7 +180,7 @@ class CoreVectorMachine(Driver):
             prob.smo(inner_tol, self.max_smo_steps, None if limit is None else start + limit)
             outer += 1
             if outer % self.check_every == 0:
-                record = prob.record(outer, start, dplus, float("nan"))
+                record = prob.record(outer, start, dplus, float("nan"), vertex=t)
                 history.append(record)
                 if context.callback is not None and context.callback(record):
                     status = Status.CONVERGED

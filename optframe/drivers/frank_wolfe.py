@@ -386,13 +386,21 @@ class Problem:
         )  # fmt: skip
 
     def record(
-        self, steps: int, start: float, dplus: float, dminus: float, fresh: bool = False
+        self,
+        steps: int,
+        start: float,
+        dplus: float,
+        dminus: float,
+        fresh: bool = False,
+        vertex: int | None = None,
     ) -> IterationRecord:
         r"""A history row: the objective, the bound from R (when scale < 0) and the FW figures.
 
         ``fresh``: :math:`s = \tilde K\alpha` is maintained on every point, so the model's
         objective at the iterate costs O(m) through the structure's ``objective`` (no kernel
-        pass); otherwise (active phases, CVM's coreset) it is ``nan``.
+        pass); otherwise (active phases, CVM's coreset) it is ``nan``. ``vertex``: the point
+        the last step moved toward (default: the last Frank-Wolfe candidate), ``away`` the last
+        away candidate (-1: none).
         """
         R = self.R
         bound = self.dual.scale * R + self.dual.offset if self.dual.scale < 0 else None
@@ -410,6 +418,8 @@ class Problem:
                 "g": self.delta2 - R,
                 "coreset": self.q,
                 "kernel_evals": int(self.counters[core.EVALS]),
+                "vertex": int(self.ints[core.LAST_I]) if vertex is None else int(vertex),
+                "away": int(self.ints[core.LAST_J]),
             },
         )
 

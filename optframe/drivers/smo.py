@@ -252,9 +252,11 @@ class SMO(Driver):
     the fresh gradient, a proven lower bound; the status is CONVERGED when the stopping rule is
     met (the gap says how close). History extras: ``violation`` (the gap of the rule),
     ``dual_objective`` (tracked incrementally from the exact pair decreases), ``active``
-    (unshrunk variables), ``kernel_rows`` (rows computed so far); a record's ``objective`` is the
-    dual's ``objective`` when no variable is shrunk, else NaN. A step that cannot decrease
-    the dual in floating point ends the run (``stats["stalled"]``, a ConvergenceWarning).
+    (unshrunk variables), ``kernel_rows`` (rows computed so far), ``pair`` (the dual
+    variables ``(i, j)`` of the last pair step, ``None`` before the first); a record's
+    ``objective`` is the dual's ``objective`` when no variable is shrunk, else NaN. A step
+    that cannot decrease the dual in floating point ends the run (``stats["stalled"]``, a
+    ConvergenceWarning).
     Stats of the steps through :math:`w`: ``linear_steps`` (which steps ran), ``working_sets``,
     ``gram_rows`` (working-set Gram rows computed) and ``w_drift`` (the largest difference,
     relative to :math:`\max(1, \lVert w\rVert_\infty)`, between the kept :math:`w` and
@@ -705,5 +707,9 @@ class SMO(Driver):
                 "dual_objective": -dual.bound_scale * phi + dual.bound_offset,
                 "active": active,
                 "kernel_rows": int(counters[core.ROWS]),
+                # the dual variables of the last pair step (None before the first)
+                "pair": (int(counters[core.LAST_I]), int(counters[core.LAST_J]))
+                if counters[core.STEPS] > 0
+                else None,
             },
         )

@@ -61,9 +61,9 @@ from optframe.kernel_sums import common_bits, exp_neg
 
 INF = math.inf
 
-# counters[] slots
-CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE, EXTENDED = range(8)
-N_COUNTERS = 8
+# counters[] slots (LAST_I, LAST_J: the variables of the last pair step, for the records)
+CLOCK, ROWS, SINCE_SHRINK, N_SHRUNK, STEPS, HITS, ACTIVE, EXTENDED, LAST_I, LAST_J = range(10)
+N_COUNTERS = 10
 
 ROW_BLOCK = 2048  # positions per block of a kernel row (the unit of parallel work)
 #: The ``parallel`` of serial kernel rows: unlike ``False``, compiles no parallel row code.
@@ -849,6 +849,8 @@ def _steps(
         gmax, imax, gmin, jmin = update_scan(NG, up_off, low_off, low, m, row_i, row_j, dxi, dxj)
         dphi += phi
         counters[STEPS] += 1
+        counters[LAST_I] = perm[i]
+        counters[LAST_J] = perm[j]
     return 0, n_iter, gap, dphi
 
 

@@ -44,9 +44,9 @@ INNER_FRACTION = 0.1  # the working set is solved to max(tol, INNER_FRACTION * g
 INNER_SHRINK = 1000  # pair steps between the shrinking checks inside a working set
 BUCKETS = 1024  # histogram bins of the working-set selection
 
-# wcount[] slots
-SETS, GRAM_ROWS = 0, 1
-N_WCOUNT = 2
+# wcount[] slots (LAST_I, LAST_J: the positions of the last pair step of the last working set)
+SETS, GRAM_ROWS, LAST_I, LAST_J = 0, 1, 2, 3
+N_WCOUNT = 4
 
 
 @numba.njit(cache=True)
@@ -228,6 +228,9 @@ def _subproblem(
         False, True, min(q, every), eps_snap, core.SERIAL,
     )  # fmt: skip
     wcount[GRAM_ROWS] += counters[core.ROWS]
+    if steps > 0:  # the last pair, as positions of the whole problem
+        wcount[LAST_I] = B[counters[core.LAST_I]]
+        wcount[LAST_J] = B[counters[core.LAST_J]]
     moved = np.empty(q)
     for p in range(q):  # back from the positions shrinking moved them to
         moved[permB[p]] = xB[p]
@@ -296,6 +299,9 @@ def run_chunk(
                 core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, k, k + 1)
         done += steps
         dphi += step_phi
+        if steps > 0:
+            counters[core.LAST_I] = perm[wcount[LAST_I]]
+            counters[core.LAST_J] = perm[wcount[LAST_J]]
         counters[core.STEPS] += steps
         counters[core.SINCE_SHRINK] += steps
         negative_gradient(Z, w, a, c, m, NG)
