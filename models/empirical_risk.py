@@ -47,7 +47,7 @@ from ._common import (
 )
 from ._risk_dual import dual_point, kernel_certificate, subgradient_theta
 from ._risk_dual_form import build_dual_cvxpy, build_dual_matrix, recover_dual
-from ._risk_latex import dual_latex, primal_latex
+from ._risk_latex import dual_latex, primal_latex, simplex_dual_latex
 from ._risk_layers import build_cvxpy, build_matrix, build_pyomo, pyomo_from_matrix
 from ._risk_losses import SampleLosses, loss_kind, sample_losses
 from ._risk_margin import (
@@ -934,12 +934,17 @@ class EmpiricalRisk(Model):
         """
         if form not in ("primal", "dual"):
             raise ModelError(f"{self.name}.to_latex: form must be 'primal' or 'dual'; got {form!r}")
-        if self.per_sample or self.extended:
-            raise ModelError(
-                f"{self.name}.to_latex states one loss without a free margin or a penalized "
-                "intercept; this instance has per-sample losses or those options"
-            )
-        return primal_latex(self) if form == "primal" else dual_latex(self)
+        if form == "primal":
+            return primal_latex(self)
+        if not self.extended:
+            return dual_latex(self)
+        refusal = self.structure_refusal(SimplexQP)
+        if refusal is None:
+            return simplex_dual_latex(self)
+        raise ModelError(
+            f"{self.name}.to_latex: the dual form of a free margin or a penalized intercept is "
+            f"stated for the simplex QP only ({refusal}); form='primal' states this model"
+        )
 
     # ----------------------------------------------------------------------------- certificate
     def dual_bound(self, solution: Solution) -> float:

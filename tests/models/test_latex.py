@@ -67,19 +67,49 @@ def test_the_dual_states_the_conjugate_domain_and_the_rows():
     assert r"c_i = C s_i" in lasso  # the weights are not all equal
 
 
+PU = PULearning(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, 1.0, 0.0])), prior=0.5)
+
+
+@pytest.mark.parametrize("model", [PU, L2SVM(CLS), L2SVM(CLS, kernel=RBF(gamma=0.5))])
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_per_label_losses_and_the_free_margin_state_themselves(model, form):
+    latex = model.to_latex(form)
+    mathml = convert(r"\begin{gathered}" + latex + r"\end{gathered}")
+    assert "merror" not in mathml
+    assert f"{{{model.data.n_samples}}}" in latex
+
+
+def test_a_loss_per_label_is_written_per_label():
+    primal = PU.to_latex()
+    assert r"\ell_{y_i}(a_i)" in primal
+    assert r"\ell_{+1}(a) = -a" in primal  # the labeled positives' linear loss
+    assert r"\ell_{-1}(a) = \max(0,\, 0.5 - 0.5a)" in primal  # the unlabeled rows' double hinge
+    dual = PU.to_latex("dual")
+    assert r"\theta_i / c_i \in [-1, -1] \text{ for } y_i = +1" in dual  # a fixed multiplier
+
+
+def test_the_l2svm_states_its_free_margin_and_its_simplex_dual():
+    primal = L2SVM(CLS).to_latex()
+    assert r"r \in \mathbb{R}" in primal
+    assert r"(\lVert w\rVert_2^2 + b^2)" in primal  # the penalized intercept
+    assert primal.split(r" \\ ")[0].endswith("- r")
+    dual = L2SVM(CLS).to_latex("dual")
+    assert r"\mathbf 1^\top \alpha = 1" in dual
+    assert r"y_i y_j (x_i^\top x_j + 1)" in dual
+
+
 def test_notebooks_get_latex_and_models_without_a_statement_say_so():
     assert LADRegression(REG)._repr_latex_().startswith("$$")
-    pu = PULearning(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, 1.0, 0.0])), prior=0.5)
-    assert pu._repr_latex_() is None
-    with pytest.raises(ModelError, match="per-sample losses"):
-        pu.to_latex()
+    assert PU._repr_latex_().startswith("$$")
     s3vm = SemiSupervisedSVM(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, -1.0, 0.0])))
+    assert s3vm._repr_latex_() is None
     with pytest.raises(ModelError, match="no LaTeX"):
         s3vm.to_latex()
     with pytest.raises(ModelError, match="form"):
         LADRegression(REG).to_latex("primal-dual")
-    with pytest.raises(ModelError, match="free margin"):
-        L2SVM(CLS).to_latex()
+    free_only = EmpiricalRisk(CLS, SquaredHinge(), free_margin=True, fit_intercept=False)
+    with pytest.raises(ModelError, match="simplex QP only"):
+        free_only.to_latex("dual")
 
 
 def test_describe_lists_forms_layers_structures_and_drivers():
