@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import SimplexQP, Structure
+from optframe.certificate import Certificate
 from optframe.data import Dataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel
@@ -425,16 +426,17 @@ class L2SVM(EmpiricalRisk):
         b = float(given @ self._y)
         return -(penalty + 0.5 * (b * b + float(given @ given) / self.C))
 
-    def dual_bound(self, solution: Solution) -> float:
-        r"""A proven lower bound: :meth:`dual_value` at a point of the simplex.
+    def dual_certificate(self, solution: Solution) -> Certificate:
+        r"""The proven lower bound and its point: :meth:`dual_value` at a point of the simplex.
 
         The point is the solution's ``"alpha"`` (clipped at 0 and rescaled to sum 1) when
         present, else :math:`\alpha \propto C\xi` (the KKT condition
         :math:`\alpha_i = C\xi_i` of the primal at its optimum), or the uniform point when
         :math:`\xi = 0`. Any point of the simplex gives a lower bound (weak duality).
-        EmpiricalRisk's certificate with the free margin (:mod:`optframe.models._risk_margin`).
+        EmpiricalRisk's certificate with the free margin (:mod:`optframe.models._risk_margin`);
+        :meth:`dual_bound` is its value.
         """
-        return super().dual_bound(solution)
+        return super().dual_certificate(solution)
 
     def violation(self, solution: Solution) -> float:
         r"""Largest violation of :math:`\alpha \ge 0`, :math:`\sum_i\alpha_i = 1` (if present)."""

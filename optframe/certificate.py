@@ -428,13 +428,34 @@ def _own_certificate(model: Model, result: Result, stats: dict[str, Any]) -> Cer
         return Certificate(float(safe), terms={"safe bound": float(safe)},
                            origin=str(stats.get("safe_bound_how", "")))  # fmt: skip
     try:
-        certificate = model.dual_certificate(result.solution)
+        if _dual_bound_is_newer(model):
+            # a subclass wrote dual_bound below the class that wrote dual_certificate: its
+            # dual_bound is the model's word (the default hook wraps it, value only)
+            from optframe.model import Model
+
+            certificate = Model.dual_certificate(model, result.solution)
+        else:
+            certificate = model.dual_certificate(result.solution)
     except (ArithmeticError, ValueError, FloatingPointError) as error:
         stats["certificate_error"] = f"{type(error).__name__}: {error}"
         return None
     if certificate is None or not math.isfinite(certificate.value):
         return None
     return certificate
+
+
+def _dual_bound_is_newer(model: Model) -> bool:
+    """Whether the most derived class that writes either hook writes ``dual_bound``."""
+    from optframe.model import Model
+
+    for klass in type(model).__mro__:
+        if klass is Model:
+            return False
+        if "dual_certificate" in vars(klass):
+            return False
+        if "dual_bound" in vars(klass):
+            return True
+    return False
 
 
 def _integer_bound(solver_bound: float | None, objective: float) -> float | None:
