@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from dataclasses import replace
@@ -90,6 +91,29 @@ def _check_arguments(
         if bad:
             raise ModelError(f"solve(): solver_options keys must be strings; got {bad!r}")
     return checked
+
+
+_BLAS = None  # the threadpoolctl controller, made on first use (it scans the loaded libraries)
+
+
+def blas_threads(threads: int | None) -> contextlib.AbstractContextManager:
+    """Limit the BLAS pools (OpenBLAS, MKL) to ``threads`` threads, one when ``None``, for a run.
+
+    A second BLAS thread made no run faster and several slower: measured on the 2-core machine,
+    LAD at 200,000 x 50, Direct on ``fn`` took 1.55 times as long with two BLAS threads on a
+    quiet machine and 1.86 times with another process busy on one core; AID was level quiet and
+    1.14 times slower loaded (``docs/results/peers.md``, threads). ``threads`` (the solve's
+    option, or ``OPTFRAME_THREADS``) gives BLAS more when a user asks for them.
+    """
+    global _BLAS
+    try:
+        if _BLAS is None:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS = ThreadpoolController()
+        return _BLAS.limit(limits=threads or 1, user_api="blas")
+    except Exception:  # no threadpoolctl, or a library it cannot drive: leave BLAS as it is
+        return contextlib.nullcontext()
 
 
 def solve(
@@ -209,7 +233,8 @@ def solve(
         gap_tol=gap_tol,
     )
     context = RunContext(backend=backend, options=options, callback=callback, fallback=fallback)
-    result = chosen.run(model, context)
+    with blas_threads(options.threads):
+        result = chosen.run(model, context)
     explicit = gap_tol is not None or tol is not None
     if rule is not None:
         result = replace(result, stats={**result.stats, "auto_rule": rule})
