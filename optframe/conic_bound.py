@@ -71,40 +71,53 @@ def _blocks(point: ConicPoint) -> list[tuple[str, int, int]]:
     return blocks
 
 
-def _into_dual_cone(z: NDArray[np.float64], blocks: list[tuple[str, int, int]]) -> float:
+class _Cones:
+    """The rows of each kind of cone, as index arrays, so that the dual cone is one numpy pass."""
+
+    def __init__(self, blocks: list[tuple[str, int, int]]) -> None:
+        self.nonneg = np.concatenate(
+            [np.arange(lo, hi) for kind, lo, hi in blocks if kind == "nonneg"] or [np.empty(0, int)]
+        )
+        self.exp = np.array([lo for kind, lo, _ in blocks if kind == "exp"], dtype=np.intp)
+        soc = [(lo, hi) for kind, lo, hi in blocks if kind == "soc"]
+        self.heads = np.array([lo for lo, _ in soc], dtype=np.intp)
+        self.sizes = np.array([hi - lo for lo, hi in soc], dtype=np.intp)
+        self.tails = np.concatenate(
+            [np.arange(lo + 1, hi) for lo, hi in soc] or [np.empty(0, int)]
+        ).astype(np.intp)
+        self.tail_block = np.repeat(np.arange(len(soc)), self.sizes - 1)
+
+    def tail_norms(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        squares = np.bincount(self.tail_block, z[self.tails] ** 2, minlength=self.heads.size)
+        return np.sqrt(squares)
+
+
+def _into_dual_cone(z: NDArray[np.float64], cones: _Cones) -> float:
     """Move ``z`` into :math:`K^*` in place; the largest change made."""
-    moved = 0.0
-    for kind, lo, hi in blocks:
-        part = z[lo:hi]
-        if kind == "nonneg":
-            moved = max(moved, float(np.max(-part, initial=0.0)))
-            np.maximum(part, 0.0, out=part)
-        elif kind == "soc":
-            head, tail = part[0], part[1:]
-            norm = float(np.linalg.norm(tail))
-            if norm > head:
-                if norm <= -head:
-                    moved = max(moved, max(abs(head), norm))
-                    part[:] = 0.0
-                else:
-                    scale = (head + norm) / 2.0
-                    new_tail = tail * (scale / norm)
-                    moved = max(moved, abs(scale - head), float(np.max(np.abs(new_tail - tail))))
-                    part[0], part[1:] = scale, new_tail
-            # the head above the tail's norm by the norm's own rounding error
-            norm = float(np.linalg.norm(part[1:]))
-            part[0] = max(part[0], norm * (1.0 + 4.0 * hi * _U))
-        elif kind == "exp":  # Clarabel's dual: u < 0, -u exp(v / u) <= e w; or u = 0, v, w >= 0
-            u, v, w = part
-            if u >= 0.0:
-                moved = max(moved, u, max(-v, 0.0), max(-w, 0.0))
-                part[:] = 0.0, max(v, 0.0), max(w, 0.0)
-                continue
-            need = -u * math.exp(min(v / u - 1.0, 700.0)) * (1.0 + 16.0 * _U)
-            if w < need:
-                moved = max(moved, need - w)
-                part[2] = need
-    return moved
+    before = z.copy()
+    z[cones.nonneg] = np.maximum(z[cones.nonneg], 0.0)
+    if cones.heads.size:  # second-order cones (self-dual): the projection
+        head, norm = z[cones.heads], cones.tail_norms(z)
+        outside = norm > head
+        inside_polar = outside & (norm <= -head)
+        scale = np.where(outside & ~inside_polar, (head + norm) / 2.0, head)
+        scale = np.where(inside_polar, 0.0, scale)
+        factor = np.where(outside, scale / np.where(norm > 0, norm, 1.0), 1.0)
+        z[cones.tails] *= factor[cones.tail_block]
+        z[cones.heads] = scale
+        # each head above its tail's norm by the norm's own rounding error
+        margin = 1.0 + 4.0 * cones.sizes * _U
+        z[cones.heads] = np.maximum(z[cones.heads], cones.tail_norms(z) * margin)
+    if cones.exp.size:  # Clarabel's dual: u < 0, -u exp(v / u) <= e w; or u = 0, v, w >= 0
+        u, v, w = z[cones.exp], z[cones.exp + 1], z[cones.exp + 2]
+        closed = u >= 0.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratio = np.where(closed, 0.0, v / np.where(closed, -1.0, u))
+            need = -u * np.exp(np.minimum(ratio - 1.0, 700.0)) * (1.0 + 16.0 * _U)
+        z[cones.exp] = np.where(closed, 0.0, u)
+        z[cones.exp + 1] = np.where(closed, np.maximum(v, 0.0), v)
+        z[cones.exp + 2] = np.where(closed, np.maximum(w, 0.0), np.maximum(w, need))
+    return float(np.max(np.abs(z - before), initial=0.0))
 
 
 def _settle_heads(
@@ -201,7 +214,8 @@ def conic_lower_bound(point: ConicPoint) -> SafeBound:
         return SafeBound(-math.inf, "the solver's point or dual values are missing or not finite")
     A = sp.csc_array(point.A)
     steps: list[RepairStep] = []
-    moved = _into_dual_cone(z, blocks)
+    cones = _Cones(blocks)
+    moved = _into_dual_cone(z, cones)
     steps.append(RepairStep(
         "project", "put the solver's cone multipliers into the dual cone (second-order cones "
         "projected, non-negative parts clipped, exponential cones raised to their boundary)",
@@ -218,7 +232,7 @@ def conic_lower_bound(point: ConicPoint) -> SafeBound:
         best, passes = z.copy(), 0
         while passes < PASSES and after > settled:
             z = z - np.asarray(AF @ solve(residual)).ravel()
-            _into_dual_cone(z, blocks)
+            _into_dual_cone(z, cones)
             residual = point.c[columns] + AF.T @ z
             passes += 1
             largest = float(np.max(np.abs(residual), initial=0.0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -20,7 +21,7 @@ from optframe.errors import ModelError
 from optframe.model import Formulation, MatrixProblem, Model, ProblemClass, RawSolution
 from optframe.registry import register_driver, resolve_backend
 from optframe.result import Result, Status
-from optframe.safe_bound import safe_lower_bound
+from optframe.safe_bound import SafeBound, safe_lower_bound
 
 
 def _original_bound(formulation: Formulation, raw: BackendResult) -> float | None:
@@ -76,11 +77,31 @@ def _with_all_handles(formulation: Formulation) -> Formulation:
     )
 
 
+def _record_bound(
+    formulation: Formulation, prove: Callable[[], SafeBound], how: str, stats: dict
+) -> None:
+    """Time ``prove()`` and put its bound, on the model's scale, and its certificate in ``stats``.
+
+    The certificate takes ``stats["safe_bound"]`` when the model has no dual bound of its own.
+    """
+    tick = time.perf_counter()
+    found = prove()
+    stats["safe_bound_seconds"] = time.perf_counter() - tick
+    stats["safe_bound"] = formulation.original_value(found.value)
+    stats["safe_bound_how"] = found.reason or (
+        f"{how}; {found.zeroed_rows} multipliers zeroed, {found.curvature_columns} columns kept "
+        "their curvature)"
+    )
+    certificate = found.certificate(formulation.objective_scale, formulation.objective_offset)
+    if certificate is not None:
+        # the same number as stats["safe_bound"], with its point and steps (Result.certificate)
+        stats[_SAFE_CERTIFICATE] = replace(certificate, value=stats["safe_bound"])
+
+
 def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> BackendResult:
     """Evaluate :func:`~optframe.safe_bound.safe_lower_bound` at the solver's point and duals.
 
-    The bound goes to ``stats["safe_bound"]`` on the model's scale (the certificate takes it
-    when the model has no dual bound of its own); the added handles leave the raw values.
+    The added handles leave the raw values.
     """
     if raw.values is None:
         return raw
@@ -88,19 +109,8 @@ def _safe_bound(formulation: Formulation, raw: BackendResult, stats: dict) -> Ba
     dual = dict(raw.values.dual)
     x, y = primal.pop(_ALL_COLUMNS, None), dual.pop(_ALL_ROWS, None)
     if x is not None and y is not None:
-        tick = time.perf_counter()
-        found = safe_lower_bound(formulation.problem, x, y)
-        stats["safe_bound_seconds"] = time.perf_counter() - tick
-        stats["safe_bound"] = formulation.original_value(found.value)
-        stats["safe_bound_how"] = found.reason or (
-            "from the solver's point and duals, made safe (Neumaier-Shcherbina; "
-            f"{found.zeroed_rows} multipliers zeroed, {found.curvature_columns} columns kept "
-            "their curvature)"
-        )
-        certificate = found.certificate(formulation.objective_scale, formulation.objective_offset)
-        if certificate is not None:
-            # the same number as stats["safe_bound"], with its point and steps (Result.certificate)
-            stats[_SAFE_CERTIFICATE] = replace(certificate, value=stats["safe_bound"])
+        how = "from the solver's point and duals, made safe (Neumaier-Shcherbina"
+        _record_bound(formulation, lambda: safe_lower_bound(formulation.problem, x, y), how, stats)
     return replace(raw, values=RawSolution(primal=primal, dual=dual))
 
 
@@ -116,18 +126,11 @@ def _conic_safe_bound(
         return
     from optframe.conic_bound import conic_lower_bound
 
-    tick = time.perf_counter()
-    found = conic_lower_bound(raw.conic)
-    stats["safe_bound_seconds"] = time.perf_counter() - tick
-    stats["safe_bound"] = formulation.original_value(found.value)
-    stats["safe_bound_how"] = found.reason or (
+    how = (
         "from the conic solver's point and dual values, put into the dual cone and made safe "
-        f"(Neumaier-Shcherbina on the Lagrangian; {found.curvature_columns} columns kept their "
-        "curvature)"
+        "(Neumaier-Shcherbina on the Lagrangian"
     )
-    certificate = found.certificate(formulation.objective_scale, formulation.objective_offset)
-    if certificate is not None:
-        stats[_SAFE_CERTIFICATE] = replace(certificate, value=stats["safe_bound"])
+    _record_bound(formulation, lambda: conic_lower_bound(raw.conic), how, stats)
 
 
 def _refusal(backend: Backend, formulation: Formulation) -> str | None:
