@@ -91,6 +91,10 @@ def best_intercept(
     is returned (as LIBSVM does for the SVM). With :class:`SampleLosses` each sample brings its
     own loss's breakpoints; a linear loss has none and only adds to the starting derivative.
     """
+    if not loss.is_piecewise_linear:  # quadratic pieces (one loss: quadratic_box_refusal)
+        single = loss.single if isinstance(loss, SampleLosses) else loss
+        assert single is not None
+        return quadratic_intercept(single, offset, slope, f, costs)
     keep = costs > 0
     parts = loss.parts() if isinstance(loss, SampleLosses) else [(loss, None)]
     all_points, all_rises = [], []
@@ -422,3 +426,200 @@ def solution_from_alpha(
         b = best_intercept(model.losses, model.offset, model.slope, f, model.costs)
     solution["intercept"] = np.array([b])
     return model._publish(solution)
+
+
+# ------------------------------------------------------ quadratic pieces: a box QP with D (SMO)
+def _conjugate_shape(loss: PLQLoss) -> tuple[float, float, float, list[tuple[float, float]]]:
+    r"""The shape of :math:`\ell^*` for a loss of ReHU pieces with one curvature.
+
+    Returns :math:`(\kappa, e_-, e_+, \text{kinks})`: :math:`\ell^*` has curvature
+    :math:`1/\kappa` on its whole domain; :math:`e_\mp` are its derivative at the lower and upper
+    end of the domain (the finite ends of the outer linear stretches of :math:`\ell`, ``nan``
+    where the domain is unbounded); each kink :math:`(g, W)` is an inner linear stretch of
+    :math:`\ell` of slope :math:`g` and width :math:`W`, where the derivative of :math:`\ell^*`
+    jumps by :math:`W`. Call :func:`quadratic_box_refusal` first.
+    """
+    segments = loss._segments
+    kappa = max(seg[5] for seg in segments)
+    first, last = segments[0], segments[-1]
+    low_end = first[1] if first[5] == 0.0 else math.nan
+    high_end = last[0] if last[5] == 0.0 else math.nan
+    kinks = [(seg[4], seg[1] - seg[0]) for seg in segments[1:-1] if seg[5] == 0.0]
+    return kappa, low_end, high_end, kinks
+
+
+def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
+    r"""Why a loss with quadratic pieces gives no :class:`BoxQPDual` (``None``: it does).
+
+    The box QP has one variable per sample, :math:`\theta_i`, whose dual term
+    :math:`c_i\ell^*(\theta_i/c_i)` must be one quadratic (a single curvature) plus at most one
+    kink, over an interval bounded on at least one side (SMO's variables are bounded below).
+    So: one loss of ReHU pieces only (no ReLU kink), no affine part; every quadratic stretch
+    with the same curvature (the expectile with :math:`\tau \ne 1/2` has two); a conjugate
+    domain bounded on one side at least (least squares, the expectile and the squared
+    epsilon-insensitive loss have a free multiplier); at most one inner linear stretch.
+    """
+    loss, pen = model.loss, model.penalty_term
+    if (pen.l1, pen.l2) != (0.0, 1.0):
+        return f"BoxQPDual is the dual under the penalty L2(); got {model.penalty!r}"
+    if not model.fit_intercept:
+        return (
+            "without an intercept the dual has no equality row, which SMO's pair steps keep; "
+            "use fit_intercept=True, or DCD (its PiecewiseBoxDual, linear kernel)"
+        )
+    if model.per_sample:
+        return (
+            f"with quadratic pieces the box QP is derived for one loss without an affine part; "
+            f"got {loss!r}"
+        )
+    if loss.relu_pieces:
+        return (
+            f"the loss {loss!r} mixes ReLU and ReHU pieces: its conjugate has linear stretches "
+            "beside quadratic ones, which one variable per sample with one diagonal term does "
+            "not carry (a loss of ReHU pieces only, or of ReLU pieces only, gives a box QP)"
+        )
+    curvatures = {float(seg[5]) for seg in loss._segments if seg[5] > 0.0}
+    if len(curvatures) > 1:
+        shown = ", ".join(f"{k:g}" for k in sorted(curvatures))
+        return (
+            f"the loss {loss!r} has quadratic stretches of different curvatures ({shown}; an "
+            "expectile with tau != 1/2 has two): its conjugate is not one quadratic, so one "
+            "variable per sample with one diagonal term cannot state it"
+        )
+    lo, hi = loss.conjugate_domain
+    if math.isinf(lo) and math.isinf(hi):
+        return (
+            f"the multipliers of {loss!r} are free (its conjugate is finite on the whole line: "
+            "least squares, the expectile, the squared epsilon-insensitive loss), and SMO's "
+            "variables are bounded below; solve it by Direct, or DCD without an intercept"
+        )
+    _, _, _, kinks = _conjugate_shape(loss)
+    if len(kinks) > 1:
+        return f"the loss {loss!r} has {len(kinks)} inner linear stretches; the box QP allows 1"
+    return None
+
+
+def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
+    r"""The :class:`BoxQPDual` of a loss of ReHU pieces (squared hinge, Huber), ridge, intercept.
+
+    With :math:`\kappa` the loss's curvature, :math:`c_i\ell^*(\theta/c_i)` has curvature
+    :math:`1/(\kappa c_i)` in :math:`\theta`: the diagonal :math:`D_i = 1/(\kappa c_i)` (the
+    L2-loss SVM's :math:`1/(2C)`). The model's :math:`\alpha` lies in :math:`[l, u]`
+    (:func:`dual_box`), one end finite, called :math:`\bar\alpha`; with :math:`e = +1` when it is
+    :math:`l` and :math:`-1` when it is :math:`u`, :math:`\alpha = \bar\alpha + e\,x`,
+    :math:`x \ge 0`, :math:`x \le u - l` (``inf`` for the squared hinge). With
+    :math:`a = e\,\text{sgn}`: :math:`Q = aa^\top\circ K + D`, linear term
+    :math:`a\circ K(\text{sgn}\,\bar\alpha) + \sigma e(\ell^{*\prime}(\bar\beta) - p)` (the
+    derivative at the domain's end :math:`\bar\beta = \sigma\bar\alpha/c`), the row
+    :math:`a^\top x = -\text{sgn}^\top\bar\alpha`, a kink where an inner linear stretch of the
+    loss puts one, the offset
+    :math:`-\tfrac12 \bar v^\top K \bar v - \sum_i\varphi_i(\bar\alpha_i)`.
+    Samples with :math:`c_i = 0` have the one-point box :math:`x_i = 0` and no diagonal.
+    """
+    loss, c, s = model.loss, model.costs, sigma(model)
+    sgn, X, p = signs(model), model.data.X, model.offset
+    lower, upper = dual_box(model)
+    counted = c > 0
+    kappa, low_end, high_end, kinks = _conjugate_shape(loss)
+    e = 1.0 if np.all(np.isfinite(lower)) else -1.0
+    base = np.where(counted, lower if e > 0 else upper, 0.0)
+    width = np.where(counted, upper - lower, 0.0)
+    # the derivative of l* where beta enters the domain, moving with x
+    end = low_end if s * e > 0 else high_end
+    slope0 = np.where(counted, s * e * (end - p), 0.0)
+    diagonal = np.zeros_like(c)
+    diagonal[counted] = 1.0 / (kappa * c[counted])
+    kink, rise = width.copy(), np.zeros_like(c)
+    if kinks:
+        ((g, w_k),) = kinks
+        kink = np.where(counted, np.clip(e * (s * c * g - base), 0.0, width), width)
+        rise = np.where(counted, w_k, 0.0)
+    a = e * sgn
+    v_base = sgn * base
+    if not v_base.any():
+        Kb = np.zeros_like(c)
+    elif model.is_linear:
+        Kb = np.asarray(X @ np.asarray(X.T @ v_base).ravel(), dtype=np.float64).ravel()
+    else:
+        Kb = model.kernel_values(v_base)
+    beta = np.zeros_like(c)
+    beta[counted] = s * base[counted] / c[counted]
+    phi_base = np.where(counted, c * model.losses.conjugate(beta), 0.0) - s * base * p
+    offset = -0.5 * float(v_base @ Kb) - float(phi_base.sum())
+
+    def kv(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> NDArray[np.float64]:
+        r""":math:`Kv` from SMO's gradient :math:`G = (Q + D)x + \text{linear}`."""
+        return a * (np.asarray(gradient) - diagonal * x - slope0)
+
+    def recover(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> dict[str, Any]:
+        return solution_from_alpha(model, base + e * x, intercept=True, f=kv(x, gradient))
+
+    def objective(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> float:
+        return _objective(model, base + e * x, sgn * kv(x, gradient))
+
+    return BoxQPDual(
+        X=X,
+        kernel=model._kernel,
+        sign=a,
+        linear=a * Kb + slope0,
+        upper=width,
+        rhs=float(-(sgn @ base)),
+        kink=kink,
+        slope_below=np.zeros_like(c),
+        slope_above=rise,
+        recover=recover,
+        bound_offset=offset,
+        start=np.where(counted, -e * base, 0.0),
+        objective=objective,
+        diagonal=diagonal,
+    )
+
+
+def quadratic_intercept(
+    loss: PLQLoss,
+    offset: NDArray[np.float64],
+    slope: NDArray[np.float64],
+    f: NDArray[np.float64],
+    costs: NDArray[np.float64],
+) -> float:
+    r"""An exact minimizer over :math:`b` of :math:`\sum_i c_i\,\ell(p_i + q_i(f_i + b))`.
+
+    For any PLQ loss: the derivative :math:`\sum_i c_i q_i \ell'(p_i + q_i(f_i + b))` is
+    non-decreasing and, between consecutive breakpoints :math:`q_i(E - p_i) - f_i` (:math:`E`
+    the ends of the loss's stretches), affine in :math:`b`. A bisection over the sorted
+    breakpoints finds the stretch where it turns non-negative (O(n) per probe, O(log n) probes)
+    and the affine root there is exact. On a flat stretch its midpoint is returned.
+    """
+    keep = costs > 0
+    p, q, g, c = offset[keep], slope[keep], f[keep], costs[keep]
+    if c.size == 0:
+        return 0.0
+    ends = np.array(sorted({seg[0] for seg in loss._segments[1:]}), dtype=np.float64)
+    if ends.size == 0:
+        return 0.0
+    points = np.unique((q[:, None] * (ends[None, :] - p[:, None]) - g[:, None]).ravel())
+
+    def derivative(b: float) -> float:
+        return float(c @ (q * loss.derivative(p + q * (g + b))))
+
+    scale = 1e-12 * float(c.sum()) * max(1.0, float(np.max(np.abs(points))))
+    n_points = points.size
+    lo, hi = 0, n_points  # the first breakpoint where the derivative is >= 0 (or n_points)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if derivative(points[mid]) >= -scale:
+            hi = mid
+        else:
+            lo = mid + 1
+    # the stretch (points[lo - 1], points[lo]), unbounded at either end: the derivative is
+    # affine on it, so two probes inside give its root exactly
+    span = 1.0 + float(points[-1] - points[0])
+    left = float(points[lo - 1]) if lo > 0 else float(points[0]) - span
+    right = float(points[lo]) if lo < n_points else float(points[-1]) + span
+    d_left, d_right = derivative(left), derivative(right)
+    if d_right - d_left <= scale:  # flat on the stretch: the root is its breakpoint
+        return right if lo < n_points else left
+    root = left + (right - left) * (-d_left) / (d_right - d_left)
+    low_end = float(points[lo - 1]) if lo > 0 else -math.inf
+    high_end = float(points[lo]) if lo < n_points else math.inf
+    return float(min(max(root, low_end), high_end))

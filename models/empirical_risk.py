@@ -63,6 +63,8 @@ from ._risk_structures import (
     entropy_box_dual,
     linear_box_dual,
     piecewise_box_dual,
+    quadratic_box_qp_dual,
+    quadratic_box_refusal,
     signs,
 )
 
@@ -201,7 +203,10 @@ class EmpiricalRisk(Model):
     * :class:`~optframe.capabilities.PiecewiseLinearSampleLoss` (AggregateDisaggregate) for
       every piecewise-linear loss, any penalty;
     * :class:`~optframe.capabilities.BoxQPDual` (SMO) for a piecewise-linear loss of at most
-      three pieces, the penalty ``L2()`` and an intercept;
+      three pieces, the penalty ``L2()`` and an intercept; and, with a diagonal of its own and
+      variables unbounded above, for one loss of ReHU pieces of one curvature whose
+      multipliers are bounded on one side (the squared hinge: the L2-loss SVM's standard dual;
+      Huber; :func:`~optframe.models._risk_structures.quadratic_box_refusal` says which are not);
     * :class:`~optframe.capabilities.LinearBoxDual` (DualCoordinateDescent, safe screening) for
       a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept;
     * :class:`~optframe.capabilities.PiecewiseBoxDual` (DualCoordinateDescent) for any loss
@@ -608,6 +613,8 @@ class EmpiricalRisk(Model):
             return simplex_qp_refusal(self)
         if kind is PiecewiseBoxDual:
             return self._piecewise_box_refusal()
+        if kind is BoxQPDual and not self._losses.is_piecewise_linear:
+            return quadratic_box_refusal(self)  # one variable per sample, with a diagonal
         if not self._losses.is_piecewise_linear:
             why = (
                 "AID's aggregation is exact only when each cluster sits on one linear piece"
@@ -693,7 +700,11 @@ class EmpiricalRisk(Model):
         if kind is PiecewiseLinearSampleLoss:
             return PiecewiseLinearSampleLoss(self, aggregate=self.aggregate)
         if kind is BoxQPDual:
-            return simplex_qp(self).box_qp() if self.extended else box_qp_dual(self)
+            if self.extended:
+                return simplex_qp(self).box_qp()
+            if not self._losses.is_piecewise_linear:
+                return quadratic_box_qp_dual(self)
+            return box_qp_dual(self)
         return linear_box_dual(self)
 
     # ------------------------------------------------------ piecewise-linear sample structure

@@ -79,7 +79,7 @@ class BoxQPDual(Structure):
     .. math::
 
         Q_{ij} = a_i a_j r_i r_j \bigl(k(z_i, z_j) + \text{kernel\_shift}\bigr)
-        + \delta_{ij}\, \text{ridge},
+        + \delta_{ij}\, (\text{ridge} + D_i),
 
     :math:`r_i = \pm 1` (``row_sign``, default 1) and
     :math:`h_i(s) = s^-_i \min(s, \kappa_i) + s^+_i \max(s - \kappa_i, 0)` (convex:
@@ -118,6 +118,11 @@ class BoxQPDual(Structure):
         The constant added to the kernel and the diagonal term of :math:`Q` (default 0).
     bound_scale : float
         See above (> 0; default 1).
+    diagonal : array (n,), optional
+        A diagonal :math:`D \ge 0` added to :math:`Q` variable by variable (the quadratic
+        pieces of a loss: the L2-loss SVM's :math:`1/(2C)`); with it an upper bound
+        :math:`u_i` may be ``inf`` where :math:`D_i > 0` (the objective is then coercive in
+        :math:`x_i`). Default none.
     """
 
     X: Any
@@ -139,6 +144,7 @@ class BoxQPDual(Structure):
     kernel_shift: float = 0.0
     ridge: float = 0.0
     bound_scale: float = 1.0
+    diagonal: NDArray[np.float64] | None = None
 
     @property
     def n(self) -> int:
@@ -147,11 +153,12 @@ class BoxQPDual(Structure):
 
     @property
     def plain(self) -> bool:
-        """Whether :math:`Q_{ij} = a_i a_j k(z_i, z_j)` (no row sign, shift or ridge)."""
+        """Whether :math:`Q_{ij} = a_i a_j k(z_i, z_j)` (no row sign, shift, ridge, diagonal)."""
         return (
             (self.row_sign is None or bool(np.all(self.row_sign == 1.0)))
             and self.kernel_shift == 0.0
             and self.ridge == 0.0
+            and self.diagonal is None
         )
 
     @classmethod

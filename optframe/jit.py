@@ -70,6 +70,9 @@ class Needs:
         its ``LinearBoxDual``.
     entropy : bool or None
         DCD steps on the model's ``EntropyBoxDual`` (the logistic loss's Newton steps).
+    quadratic : bool or None
+        SMO steps on a ``BoxQPDual`` with a diagonal of its own (quadratic loss pieces:
+        :mod:`optframe.drivers.smo_quadratic`), compiled only for such a run.
     """
 
     linear: bool | None = None
@@ -77,6 +80,7 @@ class Needs:
     weights: bool | None = None
     pieces: bool | None = None
     entropy: bool | None = None
+    quadratic: bool | None = None
 
     def covers(self, other: Needs) -> bool:
         """Whether kernels compiled for these needs serve a run with ``other``'s."""
@@ -88,6 +92,7 @@ class Needs:
                 (self.weights, other.weights),
                 (self.pieces, other.pieces),
                 (self.entropy, other.entropy),
+                (self.quadratic, other.quadratic),
             )
         )
 
@@ -153,6 +158,8 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
 
     # the linear kernel steps through w; the kernel rows of the other kernels are forced here
     steps = {None: ("weights", "rows"), True: ("weights",), False: ("rows",)}[needs.weights]
+    if needs.quadratic:  # the steps with a diagonal alone (rows: no step goes through w)
+        steps = ()
     runs = []
     for step in steps:
         driver_ = SMO(
@@ -165,7 +172,26 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
             (driver_, WeightedSVM(_tiny_data(sparse), C=1.0, kernel=kernel))
             for sparse in _layouts(needs)
         ]
+    if needs.quadratic is not False:
+        runs += _smo_quadratic_runs(driver, needs)
     return runs
+
+
+def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
+    """SMO on the L2-loss SVM's dual (a diagonal, unbounded variables), by kernel rows."""
+    from optframe.drivers import SMO
+    from optframe.kernels import RBF, Linear
+    from optframe.losses import SquaredHinge
+    from optframe.models import EmpiricalRisk
+
+    driver_ = SMO(
+        float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows, check_every=5,
+    )  # fmt: skip
+    kernel = Linear() if needs.linear else RBF(gamma=0.5)
+    return [
+        (driver_, EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel))
+        for sparse in _layouts(needs)
+    ]
 
 
 def _dcd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:

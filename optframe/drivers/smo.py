@@ -24,6 +24,7 @@ from optframe.capabilities import BoxQPDual, Structure
 from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers import smo_linear as linear
+from optframe.drivers import smo_quadratic as quadratic
 from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.kernel_cache import cache_slots
@@ -93,7 +94,8 @@ def row_points(Z: tuple, dtype: Any = np.float64) -> tuple:
 def _check_feasible(dual: BoxQPDual, x: NDArray[np.float64], what: str) -> None:
     if x.shape != (dual.n,) or not np.all(np.isfinite(x)):
         raise ModelError(f"SMO: {what} must be a finite array of shape ({dual.n},)")
-    scale = max(1.0, float(np.max(dual.upper, initial=0.0)))
+    finite = dual.upper[np.isfinite(dual.upper)]
+    scale = max(1.0, float(np.max(finite, initial=0.0)), float(np.max(np.abs(x), initial=0.0)))
     if np.any(x < -1e-12 * scale) or np.any(x > dual.upper + 1e-12 * scale):
         raise ModelError(f"SMO: {what} leaves the box 0 <= x <= upper")
     if not dual.bound_scale > 0.0:
@@ -352,6 +354,7 @@ class SMO(Driver):
                 kind == 0 and self.linear_steps == "weights" and self.stopping != "paper"
                 and bool(dual.plain)
             ),
+            quadratic=dual.diagonal is not None,
         )  # fmt: skip
 
     def _run(self, model: Model, context: RunContext, threads: int) -> Result:
@@ -361,6 +364,11 @@ class SMO(Driver):
             raise IncompatibleDriver(
                 f"SMO needs a dual with one equality row; {model.name} has none here "
                 "(for WeightedSVM: fit_intercept=False)"
+            )
+        if dual.diagonal is not None and self.stopping == "paper":
+            raise IncompatibleDriver(
+                f"SMO: stopping='paper' is USMO's rule for duals without a diagonal; "
+                f"{model.name}'s dual has one (quadratic loss pieces): use stopping='complete'"
             )
         needs = self.kernel_needs(dual)
         # the kernels this run needs, compiled off the clock (the dual's build stays on it)
@@ -399,6 +407,10 @@ class SMO(Driver):
         # Q = diag(a) M diag(a), M = diag(r) (K + shift) diag(r) + ridge I (see smo_core)
         plain, shift, ridge = dual.plain, float(dual.kernel_shift), float(dual.ridge)
         r0 = np.ones(n) if dual.row_sign is None else np.array(dual.row_sign, dtype=np.float64)
+        # a diagonal D of the dual's own (quadratic loss pieces): its steps add it themselves
+        D0 = None if dual.diagonal is None else np.array(dual.diagonal, dtype=np.float64)
+        if D0 is not None:  # the rows are M's without D: D enters the steps, not the rows
+            plain = bool(np.all(r0 == 1.0)) and shift == 0.0 and ridge == 0.0
         q0 = a0 * r0  # the sign of Q's rows
 
         exact_x, exact_G = np.zeros(n), np.array(c0)  # the last exact gradient (orig. order)
@@ -425,8 +437,10 @@ class SMO(Driver):
                                 G_orig)  # fmt: skip
             finally:
                 numba.set_parallel_chunksize(chunk)
-            if not plain:
+            if shift != 0.0 or ridge != 0.0:
                 G_orig += q0 * (shift * float(q0 @ weights)) + ridge * weights
+            if D0 is not None:
+                G_orig += D0 * weights
             if from_last:
                 G_orig += exact_G
             exact_x, exact_G = x_orig, G_orig
@@ -438,6 +452,9 @@ class SMO(Driver):
         a, c, u, kink, sb, sa = (v.copy() for v in (a0, c0, u0, kink0, sb0, sa0))
         sqn = sqn0.copy()
         diag = np.array(dual.kernel.diagonal(X), dtype=np.float64) + (shift + ridge)
+        extra = np.zeros(0) if D0 is None else D0.copy()  # permuted with the positions
+        if D0 is not None:
+            diag += D0
         terms = (r0.copy(), shift, ridge, plain)
         paper = self.stopping == "paper"
         through_w = bool(needs.weights)  # linear kernel, plain dual, not the paper's rule
@@ -509,6 +526,12 @@ class SMO(Driver):
                     Zrow, w, diag, a, c, u, kink, sb, sa, x, G, perm, work, counters, wcount,
                     float(tol), int(budget), second, self.shrinking, shrink_every,
                     self.subproblem_size, 1e-12, gram, linear.INNER_SHRINK,
+                )  # fmt: skip
+            elif D0 is not None:
+                code, done, gap, dphi = quadratic.run_chunk(
+                    Zrow, sqn, kind, gamma, coef0, degree, terms, diag, extra, a, c, u, kink, sb,
+                    sa, x, G, perm, work, cache, counters, buf, float(tol), int(budget), second,
+                    self.shrinking, shrink_every, 1e-12, parallel,
                 )  # fmt: skip
             else:
                 code, done, gap, dphi = core.run_chunk(
