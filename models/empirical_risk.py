@@ -23,6 +23,7 @@ from optframe.capabilities import (
 from optframe.certificate import Certificate, RepairStep
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
+from optframe.data.dask import DaskDataset
 from optframe.errors import DataError, ModelError
 from optframe.kernel_sums import kernel_times
 from optframe.kernels import ClusterMeanKernel, Kernel, Linear, as_kernel
@@ -268,6 +269,18 @@ class EmpiricalRisk(Model):
     _losses: SampleLosses = field(init=False, repr=False)
     _penalty: Penalty = field(init=False, repr=False)
     _kernel: Kernel = field(init=False, repr=False)
+
+    def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """On a :class:`~optframe.data.dask.DaskDataset`: a :class:`ChunkedEmpiricalRisk`.
+
+        The same declaration with the same arguments, its samples kept in their chunks
+        (:mod:`optframe.models.chunked_risk`); any other ``data`` makes this class.
+        """
+        if cls is EmpiricalRisk and isinstance(data, DaskDataset):
+            from .chunked_risk import ChunkedEmpiricalRisk
+
+            return ChunkedEmpiricalRisk(data, *args, **kwargs)
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         check_dataset(self.data, self.name)

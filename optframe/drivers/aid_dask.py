@@ -1,8 +1,9 @@
 r"""AggregateDisaggregate on data in row chunks on a Dask cluster: the same loop, chunk by chunk.
 
 :meth:`AggregateDisaggregate.run <optframe.drivers.AggregateDisaggregate.run>` hands a model
-whose samples live in chunks (one that offers ``chunk_loss``: the models of
-:mod:`optframe.models.dask_models`) to :func:`run_on_chunks`. It runs the in-memory algorithm
+whose samples live in chunks (one that offers ``chunk_loss``, such as an ``EmpiricalRisk`` declared
+on a :class:`~optframe.data.dask.DaskDataset` with any piecewise-linear loss) to
+:func:`run_on_chunks`. It runs the in-memory algorithm
 step for step, with every operation on the samples a map over the chunks plus a reduction of
 small results, on the Dask cluster in use:
 
@@ -22,10 +23,10 @@ final solution holds the parameters; its per-sample arrays (residuals, the lifte
 dask arrays, and the model evaluates the objective and the certificate's bound chunk by chunk.
 
 A model offers this structure through ``chunk_loss``, a small picklable object with
-``n_groups``, ``n_pieces``, ``sample_dual``, ``per_sample``, ``params(solution)``, ``groups(y)``,
-``evaluate(X, y, w, params) -> (loss arguments, weighted loss sum)``,
-``embedding(X, y, params)``, ``values(X, y, params)`` and ``regularizer(params)``; its ``data``
-is a :class:`~optframe.data.dask.DaskDataset`.
+``n_groups``, ``n_pieces``, ``params(solution)``, ``groups(y)``,
+``evaluate(X, y, w, params) -> (loss arguments, weighted loss sum)``, ``pieces(arguments)`` (the
+linear piece of each argument, in ``0 .. n_pieces - 1``), ``embedding(X, y, params)`` and
+``regularizer(params)``; its ``data`` is a :class:`~optframe.data.dask.DaskDataset`.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ def _evaluate(
     """At a solution: the loss sum, and the rows keyed by (cluster, piece) for the split."""
     X, y, w = _arrays(X, y, w)
     argument, loss_sum = loss.evaluate(X, y, w, params)
-    pieces = (argument > 0).astype(np.int64)
+    pieces = loss.pieces(argument)
     keys = np.where(labels >= 0, labels * loss.n_pieces + pieces, -1)
     local, stats = _partition(keys, y, w)
     return local, (loss_sum, *stats)
@@ -469,8 +470,9 @@ def run_on_chunks(driver: AggregateDisaggregate, model: Any, context: RunContext
     driver : AggregateDisaggregate
         Its options (``r0``, ``inner``, ``tol``, ``max_iter``, ``sample_size``,
         ``random_state``, ``singletons``, ``warm_start``) mean what they mean in memory.
-    model : DaskLADRegression or DaskWeightedSVM
-        A model offering ``chunk_loss`` on a :class:`~optframe.data.dask.DaskDataset`.
+    model : Model
+        A model offering ``chunk_loss`` on a :class:`~optframe.data.dask.DaskDataset` (a
+        chunked ``EmpiricalRisk``, ``DaskLADRegression``, ...).
     context : RunContext
         The back-end of the aggregated solves and the common options.
 

@@ -25,7 +25,7 @@ from optframe.models import (
     EmpiricalRisk,
     LADRegression,
     WeightedSVM,
-    dask_models,
+    chunked_risk,
 )
 
 
@@ -122,8 +122,8 @@ def test_weighted_median_by_histograms(client, monkeypatch):
         sample_weight=rng.choice([0.0, 0.5, 2.0], size=6_000),
     )
     chunked = DaskLADRegression(DaskDataset.from_dataset(data, 1_500))
-    monkeypatch.setattr(dask_models, "MEDIAN_GATHER", 50)  # force the histogram passes
-    monkeypatch.setattr(dask_models, "MEDIAN_BINS", 16)
+    monkeypatch.setattr(chunked_risk, "MEDIAN_GATHER", 50)  # force the histogram passes
+    monkeypatch.setattr(chunked_risk, "MEDIAN_BINS", 16)
     assert chunked.objective_floor() == pytest.approx(LADRegression(data).objective_floor())
 
 

@@ -1,0 +1,400 @@
+r"""The per-chunk kernels of an :class:`~optframe.models.EmpiricalRisk` on a Dask dataset.
+
+Everything here runs on one chunk of a :class:`~optframe.data.dask.DaskDataset` (a NumPy or CSR
+``X``, ``y``, the weights ``s``, its first row ``lo``) and returns a small result that the client
+sums: the loss's values, pieces and embedding (:class:`PLQChunkLoss`, the ``chunk_loss`` that
+:mod:`optframe.drivers.aid_dask` reads), the passes of the certificate and of the objective's
+floor. The expressions are those of the in-memory model (:mod:`optframe.models._risk_dual`), in
+the same order of operations, so a chunked model and the in-memory one agree to rounding.
+
+Notation of :mod:`optframe.models._risk_dual`: :math:`c_i = C s_i`, the loss argument
+:math:`a_i = p_i + q_i f_i` (:math:`p = 0, q = y` for a margin; :math:`p = y, q = -1` for a
+residual), multipliers :math:`\theta_i \in c_i \operatorname{dom}\ell^*` and
+:math:`v_i = -q_i\theta_i`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from optframe.duality import abs_products
+from optframe.losses import PLQLoss
+from optframe.model import Solution
+from optframe.penalties import Penalty
+
+from ._common import scalar, vector
+
+#: Relative distance to a kink within which the subgradient candidate takes the midpoint of the
+#: subdifferential (relative to :math:`\max(1, \max_i \lvert p_i\rvert)` in the chunk).
+KINK_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PLQChunkLoss:
+    r"""A piecewise-linear loss and a penalty, evaluated on one chunk (holds no data).
+
+    The ``chunk_loss`` of a chunked :class:`~optframe.models.EmpiricalRisk`: loss argument
+    :math:`a_i` (margin or residual), its linear piece (the kinks' ``searchsorted``, a kink
+    counting left, as :meth:`EmpiricalRisk.loss_pieces`), groups (the classes of a margin loss,
+    else one), the clustering embedding (``(residual, y)``, or the signed distance to the
+    hyperplane) and the weighted loss sum :math:`C\sum_i s_i \ell(a_i)`.
+
+    Parameters
+    ----------
+    loss : PLQLoss
+        A loss with ReLU pieces only and no affine part.
+    penalty : Penalty
+        The penalty :math:`P` (its value is :meth:`regularizer`).
+    C : float
+        The loss weight.
+    fit_intercept : bool
+        Whether the model has an intercept.
+    coef, sample_dual : str
+        The solution's names of the coefficients and of the per-sample dual variable.
+    per_sample : str or None
+        The name of the per-sample values a solution reports (``"residual"``: the arguments;
+        ``"xi"``: the losses), or ``None``.
+    owner : str
+        The model's name, for messages.
+    """
+
+    loss: PLQLoss
+    penalty: Penalty
+    C: float = 1.0
+    fit_intercept: bool = True
+    coef: str = "w"
+    sample_dual: str = "alpha"
+    per_sample: str | None = None
+    owner: str = "EmpiricalRisk"
+
+    @property
+    def classification(self) -> bool:
+        """Whether the argument is the margin :math:`y_i f(x_i)`."""
+        return self.loss.is_classification
+
+    @property
+    def n_groups(self) -> int:
+        """Two groups (the classes) for a margin loss, else one."""
+        return 2 if self.classification else 1
+
+    @property
+    def n_pieces(self) -> int:
+        """The number of linear pieces of the loss."""
+        return int(self.loss.linear_pieces[0].size) + 1
+
+    def params(self, solution: Solution) -> dict[str, NDArray[np.float64]]:
+        """The coefficients and ``intercept`` of ``solution`` (the intercept 0 when absent)."""
+        coef = vector(solution, self.coef, self.owner)
+        return {self.coef: coef, "intercept": np.array([scalar(solution, "intercept")])}
+
+    def groups(self, y: NDArray[np.float64]) -> NDArray[np.int64]:
+        """The class (1 for :math:`y_i > 0`, else 0) for a margin loss; one group else."""
+        if self.classification:
+            return (y > 0).astype(np.int64)
+        return np.zeros(y.shape[0], dtype=np.int64)
+
+    def argument(self, X: Any, y: NDArray, params: dict[str, NDArray]) -> NDArray[np.float64]:
+        r""":math:`a_i = p_i + q_i (x_i^\top w + b)`."""
+        f = np.asarray(X @ params[self.coef], dtype=np.float64) + float(params["intercept"][0])
+        return y * f if self.classification else y + -f
+
+    def evaluate(
+        self, X: Any, y: NDArray, w: NDArray, params: dict[str, NDArray]
+    ) -> tuple[NDArray[np.float64], float]:
+        r"""The loss arguments and :math:`C\sum_i s_i \ell(a_i)` of the chunk."""
+        a = self.argument(X, y, params)
+        return a, float((self.C * w) @ self.loss.value(a))
+
+    def pieces(self, a: NDArray[np.float64]) -> NDArray[np.int64]:
+        """The linear piece each argument sits on (a kink counts left)."""
+        kinks = self.loss.linear_pieces[0]
+        return np.searchsorted(kinks, a, side="left").astype(np.int64)
+
+    def embedding(self, X: Any, y: NDArray, params: dict[str, NDArray]) -> NDArray[np.float64]:
+        """``(residual, y)`` for a residual loss; the signed distance to the hyperplane else."""
+        a = self.argument(X, y, params)
+        if not self.classification:
+            return np.column_stack([a, y])
+        norm = math.sqrt(2.0 * self.regularizer(params)) or 1.0
+        return (y * a / norm).reshape(-1, 1)
+
+    def values(self, X: Any, y: NDArray, params: dict[str, NDArray]) -> NDArray[np.float64]:
+        """The per-sample values a solution reports: residuals, or the losses (``xi``)."""
+        a = self.argument(X, y, params)
+        return a if self.per_sample == "residual" else self.loss.value(a)
+
+    def regularizer(self, params: dict[str, NDArray]) -> float:
+        """The penalty :math:`P(w)`."""
+        return self.penalty.value(params[self.coef])
+
+    # ------------------------------------------------------------------------- certificate
+    def box(self, w: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r"""The box :math:`c_i\operatorname{dom}\ell^*` of :math:`\theta` (0 for a zero weight)."""
+        lo, hi = self.loss.conjugate_domain
+        c = self.C * w
+        with np.errstate(invalid="ignore"):
+            return np.where(c > 0, c * lo, 0.0), np.where(c > 0, c * hi, 0.0)
+
+    def slope(self, y: NDArray) -> NDArray[np.float64]:
+        r""":math:`q`: :math:`y` for a margin, -1 for a residual."""
+        return y if self.classification else -np.ones_like(y)
+
+    def multiplier(
+        self, X: Any, y: NDArray, w: NDArray, item: Any, params: dict[str, NDArray]
+    ) -> NDArray[np.float64]:
+        r""":math:`v = -q\theta` with :math:`\theta` clipped into its box.
+
+        :math:`\theta` from ``item`` (the chunk of the solution's dual variable, in its
+        convention: :math:`\alpha = -\theta` for a margin loss), else the loss's subgradient
+        :math:`c_i\ell'(a_i)`, the midpoint of the subdifferential within ``KINK_TOL`` of a kink.
+        """
+        c = self.C * w
+        if item is not None:
+            alpha = np.nan_to_num(np.asarray(item, dtype=np.float64).reshape(-1))
+            theta = -alpha if self.classification else alpha
+        else:
+            a = self.argument(X, y, params)
+            distance, kink = self.loss.kink_distance(a)
+            p = 0.0 if self.classification else float(np.max(np.abs(y), initial=0.0))
+            on_kink = np.abs(distance) <= KINK_TOL * max(1.0, p)
+            theta = c * self.loss.derivative(np.where(on_kink, kink, a))
+        low, high = self.box(w)
+        return -self.slope(y) * np.clip(theta, low, high)
+
+    def loss_terms(self, y: NDArray, w: NDArray, v: NDArray) -> tuple[float, float]:
+        r"""The dual's loss terms :math:`\theta^\top p` and :math:`-\sum_i c_i\ell^*(\beta_i)`.
+
+        At :math:`\theta = -q\odot v` (``v`` in its box), :math:`\beta_i = \theta_i / c_i`.
+        """
+        theta = -self.slope(y) * v
+        c = self.C * w
+        counted = c > 0
+        beta = np.zeros_like(theta)
+        beta[counted] = theta[counted] / c[counted]
+        lo, hi = self.loss.conjugate_domain
+        conjugate = self.loss.conjugate(np.clip(beta, lo, hi))
+        linear = 0.0 if self.classification else float(theta @ y)
+        return linear, -float(c[counted] @ conjugate[counted])
+
+
+# --------------------------------------------------------------------- per-chunk functions
+def loss_sum(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict) -> float:
+    """The chunk's weighted loss sum."""
+    return loss.evaluate(X, y, w, params)[1]
+
+
+def arguments(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict) -> NDArray:
+    """The chunk's loss arguments."""
+    return loss.argument(X, y, params)
+
+
+def pieces(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict) -> NDArray:
+    """The chunk's loss pieces."""
+    return loss.pieces(loss.argument(X, y, params))
+
+
+def embedding(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict) -> NDArray:
+    """The chunk's clustering embedding."""
+    return loss.embedding(X, y, params)
+
+
+def values(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict) -> NDArray:
+    """The chunk's per-sample values (residuals or losses)."""
+    return loss.values(X, y, params)
+
+
+def groups(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss) -> NDArray:
+    """The chunk's groups."""
+    return loss.groups(y)
+
+
+def group_counts(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss) -> NDArray:
+    """Positive-weight samples per group in the chunk."""
+    return np.bincount(loss.groups(y)[w > 0], minlength=loss.n_groups).astype(np.int64)
+
+
+def label_check(X: Any, y: NDArray, w: NDArray, lo: int) -> tuple[Any, ...]:
+    """Labels outside {-1, +1} (first row, values) and per-class member and weight counts."""
+    bad = (y != 1.0) & (y != -1.0)
+    first = int(np.flatnonzero(bad)[0]) + lo if bad.any() else -1
+    members = np.array([np.count_nonzero(y == -1.0), np.count_nonzero(y == 1.0)])
+    positive = np.array(
+        [np.count_nonzero((y == -1.0) & (w > 0)), np.count_nonzero((y == 1.0) & (w > 0))]
+    )
+    return first, np.unique(y[bad])[:7], members, positive
+
+
+def predict_block(X: Any, coef: NDArray, intercept: float) -> NDArray[np.float64]:
+    """:math:`Xw + b` of a block of rows."""
+    return np.asarray(X @ coef, dtype=np.float64) + intercept
+
+
+# ------------------------------------------------------------- certificate, penalized
+def sides(
+    X: Any, y: NDArray, w: NDArray, lo: int, item: Any, loss: PLQChunkLoss, params: dict
+) -> NDArray[np.float64]:
+    r"""The sums of the positive and of the negative entries of :math:`v` (the balance's sides)."""
+    v = loss.multiplier(X, y, w, item, params)
+    return np.array([v[v > 0].sum(), -v[v < 0].sum()])
+
+
+def penalized_dual(
+    X: Any,
+    y: NDArray,
+    w: NDArray,
+    lo: int,
+    item: Any,
+    loss: PLQChunkLoss,
+    params: dict,
+    scale: tuple[float, float, float],
+) -> tuple[float, float, NDArray[np.float64]]:
+    r""":math:`\theta^\top p`, :math:`-\sum c_i\ell^*`, :math:`X^\top v` at the scaled :math:`v`.
+
+    ``scale`` is (positive side, negative side, all): the balance's factors of the two sides of
+    :math:`v`, then the lasso's factor of the whole.
+    """
+    v = loss.multiplier(X, y, w, item, params)
+    v = np.where(v > 0, v * scale[0], np.where(v < 0, v * scale[1], v)) * scale[2]
+    linear, conjugate = loss.loss_terms(y, w, v)
+    support = np.flatnonzero(v)
+    z = np.asarray(X[support].T @ v[support], dtype=np.float64).reshape(-1)
+    return linear, conjugate, z
+
+
+# ---------------------------------------------------------- certificate, no penalty
+def with_ones(X: Any, fit_intercept: bool) -> Any:
+    r""":math:`[X, \mathbf 1]` (or :math:`X`): the columns of the dual's equality rows."""
+    if not fit_intercept:
+        return X
+    ones = np.ones((X.shape[0], 1))
+    if sp.issparse(X):
+        return sp.hstack([X, ones], format="csr")
+    return np.hstack([X, ones])
+
+
+def _projected_part(
+    X: Any, y: NDArray, w: NDArray, item: Any, loss: PLQChunkLoss, params: dict, corrections: tuple
+) -> tuple[Any, NDArray, NDArray[np.bool_], NDArray, NDArray]:
+    """The free rows' columns, :math:`v` on them after ``corrections``, and the boxes of v."""
+    v = loss.multiplier(X, y, w, item, params)
+    low, high = loss.box(w)
+    q = loss.slope(y)
+    v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
+    pinned = (loss.C * w <= 0) | ((v == 0) & ((v_low == 0) | (v_high == 0)))
+    free = ~pinned & ((v_high > 0) | (v_low < 0))
+    A = with_ones(X, loss.fit_intercept)[free]
+    part = v[free]
+    for c in corrections:
+        part = part - np.asarray(A @ c).reshape(-1)
+    return A, part, free, v_low, v_high
+
+
+def projection_step(
+    X: Any,
+    y: NDArray,
+    w: NDArray,
+    lo: int,
+    item: Any,
+    loss: PLQChunkLoss,
+    params: dict,
+    corrections: tuple[NDArray, ...],
+    gram: bool,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    r"""One least-squares pass of :func:`~optframe.duality.project_null` on the chunk.
+
+    :math:`A^\top v` of the free rows after ``corrections`` (:math:`v \leftarrow v - A c`), and
+    :math:`A^\top A` when ``gram``.
+    """
+    A, part, _, _, _ = _projected_part(X, y, w, item, loss, params, corrections)
+    rhs = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
+    if not gram:
+        return rhs, None
+    product = A.T @ A
+    return rhs, np.asarray(product.toarray() if sp.issparse(product) else product)
+
+
+def projection_check(
+    X: Any,
+    y: NDArray,
+    w: NDArray,
+    lo: int,
+    item: Any,
+    loss: PLQChunkLoss,
+    params: dict,
+    corrections: tuple[NDArray, ...],
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    r"""The point's largest ratio to its box's end, :math:`A^\top v` and :math:`|A|^\top|v|`.
+
+    The last two check the equality rows at the point used (as
+    :func:`~optframe.duality.equality_residuals`).
+    """
+    A, part, free, v_low, v_high = _projected_part(X, y, w, item, loss, params, corrections)
+    upper, lower = v_high[free], v_low[free]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(part > 0, part / upper, np.where(part < 0, part / lower, 0.0))
+    excess = float(np.max(ratio, initial=0.0))
+    residual = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
+    return excess, residual, abs_products(A, part)
+
+
+def projection_value(
+    X: Any,
+    y: NDArray,
+    w: NDArray,
+    lo: int,
+    item: Any,
+    loss: PLQChunkLoss,
+    params: dict,
+    corrections: tuple[NDArray, ...],
+    divisor: float,
+) -> tuple[float, float]:
+    r"""The loss terms of the dual at the projected point divided by ``divisor`` (into its box)."""
+    _, part, free, _, _ = _projected_part(X, y, w, item, loss, params, corrections)
+    v = np.zeros(y.shape[0])
+    v[free] = part / divisor
+    return loss.loss_terms(y, w, v)
+
+
+# ----------------------------------------------------------------------------- the floor
+def value_range(X: Any, y: NDArray, w: NDArray, lo: int) -> tuple[float, float, float]:
+    """The smallest and largest positive-weight ``y`` and the weights' sum."""
+    keep = w > 0
+    if not keep.any():
+        return math.inf, -math.inf, 0.0
+    return float(y[keep].min()), float(y[keep].max()), float(w[keep].sum())
+
+
+def histogram(
+    X: Any, y: NDArray, w: NDArray, lo: int, edges: NDArray, closed: bool
+) -> tuple[NDArray, NDArray, float]:
+    """Weights and counts of the positive-weight ``y`` per bin of ``edges``, weight below."""
+    keep = w > 0
+    v, c = y[keep], w[keep]
+    below = float(c[v < edges[0]].sum())
+    inside = (v >= edges[0]) & ((v <= edges[-1]) if closed else (v < edges[-1]))
+    bins = np.clip(np.searchsorted(edges, v[inside], side="right") - 1, 0, edges.size - 2)
+    weights = np.bincount(bins, weights=c[inside], minlength=edges.size - 1)
+    counts = np.bincount(bins, minlength=edges.size - 1)
+    return weights, counts, below
+
+
+def between(
+    X: Any, y: NDArray, w: NDArray, lo: int, low: float, high: float, closed: bool
+) -> tuple[NDArray, NDArray, float]:
+    """The positive-weight ``y`` in ``[low, high)`` (or ``]``), their weights, weight below."""
+    keep = w > 0
+    v, c = y[keep], w[keep]
+    inside = (v >= low) & ((v <= high) if closed else (v < high))
+    return v[inside], c[inside], float(c[v < low].sum())
+
+
+def floor_sum(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, center: float) -> float:
+    r""":math:`C\sum_i s_i \max(\ell(r_i), \lvert r_i\rvert)`, :math:`r_i = y_i - m`."""
+    r = y - center
+    return float((loss.C * w) @ np.maximum(loss.loss.value(r), np.abs(r)))
