@@ -1022,7 +1022,9 @@ class EmpiricalRisk(Model):
         enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
         # with the solver's multipliers, the subgradient at the tightest tolerance backs them up;
         # without, every tolerance is tried (a perturbed point needs a loose one)
-        tolerances = KINK_TOLERANCES[:1] if "alpha" in solution else KINK_TOLERANCES
+        # a differentiable loss has one multiplier per sample: every tolerance gives the same
+        kinked = bool(np.isfinite(self._losses.kink_distance(a)[0]).any())
+        tolerances = KINK_TOLERANCES[:1] if "alpha" in solution or not kinked else KINK_TOLERANCES
         candidates = [(tol, None) for tol in tolerances]
         if "alpha" in solution:
             alpha = vector(solution, "alpha", self.name)
