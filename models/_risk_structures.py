@@ -71,7 +71,8 @@ def dual_box(model: EmpiricalRisk) -> tuple[NDArray[np.float64], NDArray[np.floa
     r"""The box :math:`[l, u]` of :math:`\alpha` (finite for a piecewise-linear loss)."""
     first, last = model.losses.domain  # the outer slopes g_0, g_K of each sample's loss
     c, s = model.costs, sigma(model)
-    ends = (s * c * first, s * c * last)
+    with np.errstate(invalid="ignore"):  # c_i = 0 (zero weight) at an infinite end: [0, 0]
+        ends = (np.where(c > 0, s * c * first, 0.0), np.where(c > 0, s * c * last, 0.0))
     return np.minimum(*ends), np.maximum(*ends)
 
 
@@ -521,9 +522,10 @@ def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
     lower, upper = dual_box(model)
     counted = c > 0
     kappa, low_end, high_end, kinks = _conjugate_shape(loss)
-    e = 1.0 if np.all(np.isfinite(lower)) else -1.0
-    base = np.where(counted, lower if e > 0 else upper, 0.0)
-    width = np.where(counted, upper - lower, 0.0)
+    with np.errstate(invalid="ignore"):  # c_i = 0 times an infinite end: a one-point box
+        e = 1.0 if np.all(np.isfinite(lower[counted])) else -1.0
+        base = np.where(counted, lower if e > 0 else upper, 0.0)
+        width = np.where(counted, upper - lower, 0.0)
     # the derivative of l* where beta enters the domain, moving with x
     end = low_end if s * e > 0 else high_end
     slope0 = np.where(counted, s * e * (end - p), 0.0)
