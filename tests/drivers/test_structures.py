@@ -113,7 +113,7 @@ OFFERS = [
         EmpiricalRisk(SVM_DATA, Hinge(), fit_intercept=False),
         {PiecewiseLinearSampleLoss, LinearBoxDual},
     ),
-    (EmpiricalRisk(SVM_DATA, SquaredHinge()), set()),
+    (EmpiricalRisk(SVM_DATA, SquaredHinge()), {BoxQPDual}),  # the L2-loss SVM's standard dual
 ]
 
 
