@@ -30,10 +30,6 @@ from optframe.penalties import Penalty
 
 from ._common import scalar, vector
 
-#: Relative distance to a kink within which the subgradient candidate takes the midpoint of the
-#: subdifferential (relative to :math:`\max(1, \max_i \lvert p_i\rvert)` in the chunk).
-KINK_TOL = 1e-9
-
 
 @dataclass(frozen=True)
 class PLQChunkLoss:
@@ -146,24 +142,20 @@ class PLQChunkLoss:
         return y if self.classification else -np.ones_like(y)
 
     def multiplier(
-        self, X: Any, y: NDArray, w: NDArray, item: Any, params: dict[str, NDArray]
+        self, X: Any, y: NDArray, w: NDArray, lo: int, item: Any, params: dict[str, NDArray]
     ) -> NDArray[np.float64]:
         r""":math:`v = -q\theta` with :math:`\theta` clipped into its box.
 
-        :math:`\theta` from ``item`` (the chunk of the solution's dual variable, in its
-        convention: :math:`\alpha = -\theta` for a margin loss), else the loss's subgradient
-        :math:`c_i\ell'(a_i)`, the midpoint of the subdifferential within ``KINK_TOL`` of a kink.
+        :math:`\theta` from ``item``: the chunk of the solution's dual variable (in its
+        convention, :math:`\alpha = -\theta` for a margin loss), or a :class:`KinkFill` (the
+        loss's subgradient :math:`c_i\ell'(a_i)` with the samples near a kink filled, as
+        :func:`~optframe.models._risk_dual.subgradient_theta` fills them).
         """
-        c = self.C * w
-        if item is not None:
+        if isinstance(item, KinkFill):
+            theta = item.theta(self, X, y, w, lo, params)
+        else:
             alpha = np.nan_to_num(np.asarray(item, dtype=np.float64).reshape(-1))
             theta = -alpha if self.classification else alpha
-        else:
-            a = self.argument(X, y, params)
-            distance, kink = self.loss.kink_distance(a)
-            p = 0.0 if self.classification else float(np.max(np.abs(y), initial=0.0))
-            on_kink = np.abs(distance) <= KINK_TOL * max(1.0, p)
-            theta = c * self.loss.derivative(np.where(on_kink, kink, a))
         low, high = self.box(w)
         return -self.slope(y) * np.clip(theta, low, high)
 
@@ -240,7 +232,7 @@ def sides(
     X: Any, y: NDArray, w: NDArray, lo: int, item: Any, loss: PLQChunkLoss, params: dict
 ) -> NDArray[np.float64]:
     r"""The sums of the positive and of the negative entries of :math:`v` (the balance's sides)."""
-    v = loss.multiplier(X, y, w, item, params)
+    v = loss.multiplier(X, y, w, lo, item, params)
     return np.array([v[v > 0].sum(), -v[v < 0].sum()])
 
 
@@ -259,7 +251,7 @@ def penalized_dual(
     ``scale`` is (positive side, negative side, all): the balance's factors of the two sides of
     :math:`v`, then the lasso's factor of the whole.
     """
-    v = loss.multiplier(X, y, w, item, params)
+    v = loss.multiplier(X, y, w, lo, item, params)
     v = np.where(v > 0, v * scale[0], np.where(v < 0, v * scale[1], v)) * scale[2]
     linear, conjugate = loss.loss_terms(y, w, v)
     support = np.flatnonzero(v)
@@ -279,10 +271,17 @@ def with_ones(X: Any, fit_intercept: bool) -> Any:
 
 
 def _projected_part(
-    X: Any, y: NDArray, w: NDArray, item: Any, loss: PLQChunkLoss, params: dict, corrections: tuple
+    X: Any,
+    y: NDArray,
+    w: NDArray,
+    lo: int,
+    item: Any,
+    loss: PLQChunkLoss,
+    params: dict,
+    corrections: tuple,
 ) -> tuple[Any, NDArray, NDArray[np.bool_], NDArray, NDArray]:
     """The free rows' columns, :math:`v` on them after ``corrections``, and the boxes of v."""
-    v = loss.multiplier(X, y, w, item, params)
+    v = loss.multiplier(X, y, w, lo, item, params)
     low, high = loss.box(w)
     q = loss.slope(y)
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
@@ -311,7 +310,7 @@ def projection_step(
     :math:`A^\top v` of the free rows after ``corrections`` (:math:`v \leftarrow v - A c`), and
     :math:`A^\top A` when ``gram``.
     """
-    A, part, _, _, _ = _projected_part(X, y, w, item, loss, params, corrections)
+    A, part, _, _, _ = _projected_part(X, y, w, lo, item, loss, params, corrections)
     rhs = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
     if not gram:
         return rhs, None
@@ -334,7 +333,7 @@ def projection_check(
     The last two check the equality rows at the point used (as
     :func:`~optframe.duality.equality_residuals`).
     """
-    A, part, free, v_low, v_high = _projected_part(X, y, w, item, loss, params, corrections)
+    A, part, free, v_low, v_high = _projected_part(X, y, w, lo, item, loss, params, corrections)
     upper, lower = v_high[free], v_low[free]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(part > 0, part / upper, np.where(part < 0, part / lower, 0.0))
@@ -355,10 +354,100 @@ def projection_value(
     divisor: float,
 ) -> tuple[float, float]:
     r"""The loss terms of the dual at the projected point divided by ``divisor`` (into its box)."""
-    _, part, free, _, _ = _projected_part(X, y, w, item, loss, params, corrections)
+    _, part, free, _, _ = _projected_part(X, y, w, lo, item, loss, params, corrections)
     v = np.zeros(y.shape[0])
     v[free] = part / divisor
     return loss.loss_terms(y, w, v)
+
+
+# ------------------------------------------------------- certificate, the subgradient
+@dataclass(frozen=True)
+class KinkFill:
+    r"""The loss's subgradient at :math:`(w, b)`, the samples near a kink filled by least squares.
+
+    As :func:`~optframe.models._risk_dual.subgradient_theta` in memory: :math:`\theta_i =
+    c_i\ell'(a_i)` off the kinks; on the samples within ``tol`` of a kink (and the ``nearest``
+    rows), :math:`v_K = \operatorname{clip}(Z_K\,\text{correction})` into :math:`c_i` times
+    the subdifferential, with :math:`Z = [X_{:,J}, \mathbf 1]` (:math:`J` the ``fixed``
+    columns, the ones with an intercept): the least-squares solution of the stationarity rows
+    :math:`Z_K^\top v_K = \text{goal} - Z_{\bar K}^\top v_{\bar K}`. Without
+    ``correction`` it is the plain subgradient (what the system's pass reads).
+
+    Parameters
+    ----------
+    tol : float
+        The distance to a kink within which a sample counts as on it (absolute).
+    nearest : tuple of int
+        Global rows that count as on a kink whatever their distance.
+    fixed : ndarray of bool, shape (m,)
+        The columns whose penalty subgradient is one value.
+    correction : ndarray, optional
+        The coefficients :math:`Z_K^+`-solved on the client; ``None``: no fill.
+    """
+
+    tol: float
+    nearest: tuple[int, ...]
+    fixed: NDArray[np.bool_]
+    correction: NDArray[np.float64] | None = None
+
+    def near(self, loss: PLQChunkLoss, a: NDArray, w: NDArray, lo: int) -> NDArray[np.bool_]:
+        """The chunk's samples counted on a kink (positive weight only)."""
+        distance, _ = loss.loss.kink_distance(a)
+        near = np.abs(distance) <= self.tol
+        rows = np.asarray(self.nearest, dtype=np.int64) - lo
+        near[rows[(rows >= 0) & (rows < a.size)]] = True
+        return near & (loss.C * w > 0)
+
+    def columns(self, X: Any, loss: PLQChunkLoss) -> Any:
+        r""":math:`Z = [X_{:,J}, \mathbf 1]` of the chunk."""
+        Z = X if bool(np.all(self.fixed)) else X[:, np.flatnonzero(self.fixed)]
+        return with_ones(Z, loss.fit_intercept)
+
+    def theta(
+        self, loss: PLQChunkLoss, X: Any, y: NDArray, w: NDArray, lo: int, params: dict
+    ) -> NDArray[np.float64]:
+        r""":math:`\theta` on the chunk whose first row is ``lo``."""
+        a = loss.argument(X, y, params)
+        c = loss.C * w
+        theta = c * loss.loss.derivative(a)
+        if self.correction is None:
+            return theta
+        near = self.near(loss, a, w, lo)
+        if not near.any():
+            return theta
+        _, kink = loss.loss.kink_distance(a[near])
+        left, right = loss.loss.subdifferential(kink)
+        q = loss.slope(y)[near]
+        low, high = c[near] * left, c[near] * right
+        v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
+        Z = self.columns(X, loss)[near]
+        v = np.clip(np.asarray(Z @ self.correction, dtype=np.float64).reshape(-1), v_low, v_high)
+        theta[near] = -q * v
+        return theta
+
+
+def kink_nearest(
+    X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict, count: int
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The chunk's ``count`` smallest distances to a kink and their global rows."""
+    distance, _ = loss.loss.kink_distance(loss.argument(X, y, params))
+    order = np.argsort(np.abs(distance), kind="stable")[:count]
+    return np.abs(distance)[order], order + lo
+
+
+def fill_system(
+    X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, params: dict, fill: KinkFill
+) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    r""":math:`Z_K^\top Z_K`, :math:`Z_{\bar K}^\top v_{\bar K}` and :math:`|K|` of the chunk."""
+    a = loss.argument(X, y, params)
+    near = fill.near(loss, a, w, lo)
+    v = -loss.slope(y) * (loss.C * w * loss.loss.derivative(a))
+    Z = fill.columns(X, loss)
+    rest = np.asarray(Z[~near].T @ v[~near], dtype=np.float64).reshape(-1)
+    Z_near = Z[near]
+    gram = Z_near.T @ Z_near
+    gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
+    return gram, rest, int(near.sum())
 
 
 # ----------------------------------------------------------------------------- the floor
@@ -392,6 +481,11 @@ def between(
     v, c = y[keep], w[keep]
     inside = (v >= low) & ((v <= high) if closed else (v < high))
     return v[inside], c[inside], float(c[v < low].sum())
+
+
+def largest_target(X: Any, y: NDArray, w: NDArray, lo: int) -> float:
+    r"""The chunk's largest :math:`\lvert y_i\rvert`."""
+    return float(np.max(np.abs(y), initial=0.0))
 
 
 def floor_sum(X: Any, y: NDArray, w: NDArray, lo: int, loss: PLQChunkLoss, center: float) -> float:

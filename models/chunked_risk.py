@@ -53,6 +53,7 @@ from optframe.penalties import L2, Penalty, as_penalty
 from . import _risk_chunks as rc
 from ._common import check_features, check_flag, check_positive
 from ._risk_losses import loss_kind
+from .empirical_risk import CLOSED, KINK_TOLERANCES
 
 # The weighted median of y (the objective floor's center) is found by histograms of this many
 # bins, until the samples left in the median's bin are few enough to gather.
@@ -375,25 +376,77 @@ class ChunkedEmpiricalRisk(Model):
         .. math::
 
             D(\theta) = \sum_i \bigl(\theta_i p_i - c_i\,\ell^*(\theta_i / c_i)\bigr)
-            - P^*(X^\top v), \qquad v_i = -q_i\theta_i,
+            - P^*(X^\top v), \qquad v_i = -q_i\theta_i.
 
-        :math:`\theta` from the solution's dual variable (a dask or NumPy array of length n)
-        when present, else the loss's subgradient at :math:`(w, b)`; made feasible as the
-        module's docstring says, so weak duality makes the value a bound whatever produced it.
+        The candidates of :meth:`EmpiricalRisk.dual_bound`: :math:`\theta` from the solution's
+        dual variable (a dask or NumPy array of length n) when present, and the loss's
+        subgradient at :math:`(w, b)` with the samples near a kink filled by least squares
+        (:class:`~optframe.models._risk_chunks.KinkFill`), at the tightest kink tolerance of
+        ``KINK_TOLERANCES`` when the solution has its dual variable, else at each in turn; the
+        largest value, the search stopping at one within ``CLOSED`` of the objective. Each is
+        made feasible as the module's docstring says, so weak duality makes the value a bound
+        whatever produced it.
         """
         loss = self.chunk_loss
         params = loss.params(solution)
-        key = self.dual_key
-        items = [_chunk_of(solution[key], self.data, key)] if key in solution else None
-        if self._penalty.l1 == 0 and self._penalty.l2 == 0:
-            return self._unpenalized_bound(loss, params, items)
-        return self._penalized_bound(loss, params, items)
+        objective = self.objective(solution)
+        enough = objective - CLOSED * self.gap_scale(objective, None)
+        key, chunks = self.dual_key, self.data.n_chunks
+        candidates = []
+        if key in solution:
+            candidates.append(lambda: _chunk_of(solution[key], self.data, key))
+        tolerances = KINK_TOLERANCES[:1] if key in solution else KINK_TOLERANCES
+        for tol in tolerances:
+            candidates.append(lambda tol=tol: [self._kink_fill(loss, params, tol)] * chunks)
+        unpenalized = self._penalty.l1 == 0 and self._penalty.l2 == 0
+        best = -math.inf
+        for candidate in candidates:
+            items = [candidate()]
+            if unpenalized:
+                value = self._unpenalized_bound(loss, params, items)
+            else:
+                value = self._penalized_bound(loss, params, items)
+            best = max(best, value)
+            if best >= enough:
+                break
+        return best
 
-    def _per_chunk(self, items: list | None) -> list:
-        return items if items is not None else [[None] * self.data.n_chunks]
+    def _kink_fill(self, loss: rc.PLQChunkLoss, params: dict, tol: float) -> rc.KinkFill:
+        """The subgradient candidate at kink tolerance ``tol`` (two passes over the chunks)."""
+        pen, coef = self._penalty, params[self.coef_key]
+        target, fixed = pen.subgradient(
+            coef, tol * max(1.0, float(np.max(np.abs(coef), initial=0)))
+        )
+        equations = int(fixed.sum()) + int(self.fit_intercept)
+        if equations == 0:
+            return rc.KinkFill(0.0, (), fixed)
+        count = 0 if pen.is_quadratic else equations  # an LP: at least as many as the rows
+        nearest: tuple[int, ...] = ()
+        if count:
+            found = self.data.map_chunks(rc.kink_nearest, loss, params, count)
+            distance = np.concatenate([f[0] for f in found])
+            rows = np.concatenate([f[1] for f in found])
+            nearest = tuple(int(r) for r in rows[np.lexsort((rows, distance))[:count]])
+        fill = rc.KinkFill(tol * self._offset_scale(), nearest, fixed)
+        system = self.data.map_chunks(rc.fill_system, loss, params, fill)
+        if sum(s[2] for s in system) == 0:
+            return rc.KinkFill(0.0, (), fixed)
+        goal = target[fixed]
+        if self.fit_intercept:
+            goal = np.append(goal, 0.0)
+        correction = solve_normal(sum(s[0] for s in system), goal - sum(s[1] for s in system))
+        return rc.KinkFill(fill.tol, nearest, fixed, correction)
 
-    def _penalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list | None) -> float:
-        data, per_chunk = self.data, self._per_chunk(items)
+    def _offset_scale(self) -> float:
+        r""":math:`\max(1, \max_i \lvert p_i\rvert)`: 1 for a margin, from :math:`y` else."""
+        if self.is_classifier:
+            return 1.0
+        if "offset" not in self._cache:
+            self._cache["offset"] = max(1.0, max(self.data.map_chunks(rc.largest_target)))
+        return self._cache["offset"]
+
+    def _penalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list) -> float:
+        data, per_chunk = self.data, items
         scale = [1.0, 1.0, 1.0]
         if self.fit_intercept:  # 1'v = 0: the larger side scaled down (the box holds 0)
             positive, negative = sum(data.map_chunks(rc.sides, loss, params, per_chunk=per_chunk))
@@ -413,8 +466,8 @@ class ChunkedEmpiricalRisk(Model):
         terms = float(sum(p[0] + p[1] for p in parts))
         return terms - self._penalty.conjugate(z)
 
-    def _unpenalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list | None) -> float:
-        data, per_chunk = self.data, self._per_chunk(items)
+    def _unpenalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list) -> float:
+        data, per_chunk = self.data, items
         corrections: tuple[NDArray, ...] = ()
         gram = self._cache.get("gram")
         for _ in range(REFINEMENTS):
