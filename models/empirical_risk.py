@@ -102,9 +102,12 @@ class EmpiricalRisk(Model):
 
     Parameters
     ----------
-    data : Dataset
+    data : Dataset or DaskDataset
         Features ``X`` (dense or sparse) and targets ``y`` (labels in {-1, +1}, both present
-        with positive weight, for a classification loss).
+        with positive weight, for a classification loss). A
+        :class:`~optframe.data.dask.DaskDataset` (rows in chunks on a Dask cluster) makes a
+        :class:`~optframe.models.chunked_risk.ChunkedEmpiricalRisk` instead: the same problem
+        for a loss with ReLU pieces only, solved by AggregateDisaggregate chunk by chunk.
     loss : PLQLoss or mapping
         The loss :math:`\ell`, an instance; or, for margin losses, a mapping from label to loss,
         ``{+1: loss_plus, -1: loss_minus}``, which gives every sample the loss of its label

@@ -10,7 +10,8 @@ onto the client: every pass is a map over the chunks whose small results are red
 Why a separate class rather than :class:`~optframe.data.Dataset` taking dask arrays: every
 in-memory model evaluates whole-array NumPy expressions on ``Dataset.X``; a dask array there would
 be gathered silently by the first ``np.asarray``. The chunked models
-(:class:`optframe.models.DaskLADRegression`, :class:`optframe.models.DaskWeightedSVM`) take a
+(:class:`optframe.models.EmpiricalRisk` given a ``DaskDataset``, and its declarations
+:class:`optframe.models.DaskLADRegression`, :class:`optframe.models.DaskWeightedSVM`) take a
 ``DaskDataset`` and evaluate everything chunk by chunk, so an accidental gather cannot happen.
 """
 
