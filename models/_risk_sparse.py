@@ -1,14 +1,15 @@
 r"""The :class:`~optframe.capabilities.ElasticNetSmoothLoss` of an :class:`EmpiricalRisk`.
 
 A linear model with one differentiable loss (ReHU pieces only, or the logistic) and a penalty
-with an L1 part, :math:`\rho_1\lVert w\rVert_1 + \tfrac{\rho_2}{2}\lVert w\rVert^2` with
-:math:`\rho_1 > 0`, offers its problem by columns: :math:`\min \sum_i c_i\ell(a_i) +
-\rho_1\lVert w\rVert_1 + \tfrac{\rho_2}2\lVert w\rVert^2`, :math:`a_i = p_i + q_i(x_i^\top w +
-b)` (notation of :mod:`optframe.models._risk_dual`), with the loss's curvature bound
-:math:`L \ge \ell''`. For ReHU pieces :math:`\ell'' = \sum_h s_h^2 [0 < s_h a + t_h < \tau_h]`,
-so :math:`L` is the largest such sum over the intervals between the pieces' breakpoints; the
-logistic has :math:`L = 1/4`. A loss with a ReLU piece has a kink (no curvature bound, a
-subdifferential instead of a derivative) and is refused by name.
+:math:`\rho_1\lVert w\rVert_1 + \tfrac{\rho_2}{2}\lVert w\rVert^2` (the ridge, the lasso or
+the elastic net: :math:`\rho_1 + \rho_2 > 0`) offers its problem by columns:
+:math:`\min \sum_i c_i\ell(a_i) + \rho_1\lVert w\rVert_1 + \tfrac{\rho_2}2\lVert w\rVert^2`,
+:math:`a_i = p_i + q_i(x_i^\top w + b)` (notation of :mod:`optframe.models._risk_dual`), with
+the loss's curvature bound :math:`L \ge \ell''`. For ReHU pieces
+:math:`\ell'' = \sum_h s_h^2 [0 < s_h a + t_h < \tau_h]`, so :math:`L` is the largest such
+sum over the intervals between the pieces' breakpoints; the logistic has :math:`L = 1/4`. A
+loss with a ReLU piece has a kink (no curvature bound, a subdifferential instead of a
+derivative) and is refused by name.
 """
 
 from __future__ import annotations
@@ -65,10 +66,10 @@ def elastic_net_smooth_refusal(model: EmpiricalRisk) -> str | None:
         return f"{name} is derived without a free margin or a penalized intercept"
     if loss is None or model.losses.has_affine:
         return f"{name} is derived for one loss without an affine part; got {model.loss!r}"
-    if not pen.l1 > 0:
+    if not (pen.l1 > 0 or pen.l2 > 0):
         return (
-            f"{name} is for a penalty with an L1 part (L1() or ElasticNet(l1_ratio > 0)); got "
-            f"{model.penalty!r} (the ridge penalty's duals go to DCD)"
+            f"{name} needs a penalty (L2(), L1() or ElasticNet()) to bound the weights; got "
+            f"{model.penalty!r}"
         )
     if getattr(loss, "is_smooth", False):
         if isinstance(loss, Logistic):

@@ -18,7 +18,7 @@ an instance whose parameters rule one out says why in
 * :class:`EntropyBoxDual`: the logistic loss's dual over a box, with binary-entropy terms (DCD);
 * :class:`PiecewiseLinearSampleLoss`: a sum of piecewise-linear per-sample losses
   (AggregateDisaggregate);
-* :class:`ElasticNetSmoothLoss`: a smooth loss plus the elastic net, read by columns (CD);
+* :class:`ElasticNetSmoothLoss`: a smooth loss plus the elastic net or the ridge (CD, Newton);
 * :class:`ElasticNetKnowledge`: the elastic-net hinge loss with knowledge penalties, split into
   proximal pieces (ADMM, ADMMThenIPM).
 """
@@ -718,7 +718,9 @@ class ElasticNetSmoothLoss(Structure):
         \qquad a_i = p_i + q_i (x_i^\top w + b), \quad q_i^2 = 1,
 
     with :math:`b = 0` unless ``fit_intercept`` (then unpenalized), :math:`\ell` convex and
-    differentiable with :math:`0 \le \ell'' \le L` (``curvature``), :math:`\lambda_1 > 0`. The
+    differentiable with :math:`0 \le \ell'' \le L` (``curvature``),
+    :math:`\lambda_1, \lambda_2 \ge 0` and :math:`\lambda_1 + \lambda_2 > 0` (the lasso, the
+    elastic net or the ridge). The
     loss is one of two kinds the compiled steps evaluate: ``"rehu"``, a sum of ReHU pieces
     :math:`\sum_h \operatorname{rehu}_{\tau_h}(s_h a + t_h)` (rows :math:`(s_h, t_h, \tau_h)`
     of ``pieces``: least squares, squared hinge, Huber, expectile), or ``"logistic"``,
@@ -758,7 +760,7 @@ class ElasticNetSmoothLoss(Structure):
     domain : (float, float)
         The closed interval where :math:`\ell^*` is finite.
     lam1, lam2 : float
-        :math:`\lambda_1 > 0`, :math:`\lambda_2 \ge 0`.
+        :math:`\lambda_1, \lambda_2 \ge 0`, not both 0.
     fit_intercept : bool
         Whether :math:`b` is a variable.
     recover : callable ``(w, b) -> solution``

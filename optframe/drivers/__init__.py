@@ -11,6 +11,7 @@ from optframe.drivers.cvm import CoreVectorMachine
 from optframe.drivers.dcd import DCD
 from optframe.drivers.direct import Direct
 from optframe.drivers.frank_wolfe import FW, MFW, PFW, FrankWolfe
+from optframe.drivers.newton import PrimalNewton
 from optframe.drivers.smo import SMO
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "Direct",
     "Driver",
     "FrankWolfe",
+    "PrimalNewton",
     "RunContext",
 ]

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import optframe as of
 from optframe.data import Dataset, make_classification_svm, make_lad_set_a
@@ -15,6 +16,7 @@ from optframe.models import (
     SemiSupervisedSVM,
     WeightedSVM,
 )
+from optframe.penalties import L1
 
 BIG_LAD = make_lad_set_a(auto.AID_MIN_SAMPLES, 3, random_state=0)
 SMALL_LAD = make_lad_set_a(200, 3, random_state=0)
@@ -38,7 +40,8 @@ def test_the_rules():
     # wide and long: still Direct on fn (AID on fn was slower on a quiet machine)
     wide = Dataset(X=np.zeros((200_000, 100)), y=np.zeros(200_000))
     assert picked(LADRegression(wide)) == "direct on matrix:fn"
-    assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "direct"  # quadratic pieces: no AID
+    assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "newton"  # differentiable, the ridge
+    assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0), penalty=L1())) == "cd"
     assert BIG_LAD.n_samples < auto.AID_MIN_SAMPLES_QP
     assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9))) == "direct"  # a QP: AID from 20,000
     assert picked(LADRegression(BIG_LAD), backend="clarabel") == "direct"  # as asked
@@ -99,7 +102,7 @@ def test_a_preferred_back_end_that_refuses_the_built_lp_falls_back(monkeypatch):
     assert "preferred_backend_refused" not in named.stats
 
 
-def test_a_margin_loss_with_quadratic_pieces_goes_to_dcd_a_residual_one_stays_direct():
+def test_a_margin_loss_with_quadratic_pieces_goes_to_dcd_a_residual_one_to_newton():
     from optframe.losses import SquaredHinge
 
     rng = np.random.default_rng(3)
@@ -111,6 +114,32 @@ def test_a_margin_loss_with_quadratic_pieces_goes_to_dcd_a_residual_one_stays_di
     assert result.driver == "dcd"
     assert result.status is of.Status.OPTIMAL
     huber = EmpiricalRisk(Dataset(X=X, y=X @ np.ones(5)), Huber(1.0), fit_intercept=False)
-    assert auto.choose(huber).driver.name == "direct"
+    assert auto.choose(huber).driver.name == "newton"
+    result = of.solve(huber)
+    assert result.driver == "newton"
+    assert result.status is of.Status.OPTIMAL
+    # below DCD's smallest size the margin loss goes to Newton too (as fast as Direct there)
     small = EmpiricalRisk(Dataset(X=X[:100], y=labels[:100]), SquaredHinge(), fit_intercept=False)
-    assert auto.choose(small).driver.name == "direct"
+    assert auto.choose(small).driver.name == "newton"
+    # with an intercept DCD has no dual to take: Newton at every size
+    free = EmpiricalRisk(Dataset(X=X, y=labels), SquaredHinge(), fit_intercept=True)
+    assert auto.choose(free).driver.name == "newton"
+
+
+def test_newton_takes_margin_losses_from_its_size_unless_wider_than_long():
+    from optframe.losses import Logistic, SquaredHinge
+
+    n = auto.NEWTON_MIN_SAMPLES
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    for loss in (SquaredHinge(), Logistic()):
+        at = EmpiricalRisk(Dataset(X=X, y=y), loss, fit_intercept=False)
+        below = EmpiricalRisk(Dataset(X=X[: n - 1], y=y[: n - 1]), loss, fit_intercept=False)
+        assert auto.choose(at).driver.name == "newton"
+        assert auto.choose(below).driver.name == "dcd"
+    wide = sp.random(n, n + 1, density=1e-4, format="csr", random_state=0)
+    pieces = EmpiricalRisk(Dataset(X=wide, y=y), SquaredHinge(), fit_intercept=False)
+    assert auto.choose(pieces).driver.name == "dcd"  # the pieces' steps are cheaper there
+    entropy = EmpiricalRisk(Dataset(X=wide, y=y), Logistic(), fit_intercept=False)
+    assert auto.choose(entropy).driver.name == "newton"

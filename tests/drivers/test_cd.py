@@ -98,6 +98,16 @@ def test_with_intercept_and_both_inner_solvers(a1a, abalone, loss_name, prox_new
     check(result, reference(model))
 
 
+@pytest.mark.parametrize("loss_name", ["squared_hinge", "logistic"])
+def test_the_ridge_without_an_l1_part(a1a, abalone, loss_name):
+    loss, kind = LOSSES[loss_name]
+    X, y = data_for(kind, True, a1a, abalone)
+    model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=L2(), C=0.5, fit_intercept=True)
+    result = of.solve(model, CoordinateDescent())
+    check(result, reference(model))
+    assert result.stats["screened"] == 0  # nothing to screen without an L1 part
+
+
 @pytest.mark.parametrize("loss_name", ["least_squares", "logistic"])
 def test_sample_weights_equal_duplicated_rows(a1a, abalone, loss_name):
     loss, kind = LOSSES[loss_name]
@@ -235,9 +245,7 @@ def test_refusals_name_the_reason_and_the_drivers_that_apply(a1a, abalone):
     Xr, yr = abalone
     with pytest.raises(IncompatibleDriver, match="kink"):
         of.solve(EmpiricalRisk(Dataset(X=Xr, y=yr), Pinball(0.3), penalty=L1()), "cd")
-    with pytest.raises(IncompatibleDriver, match=r"L1 part.*DCD"):
-        of.solve(EmpiricalRisk(data, Logistic(), penalty=L2()), CoordinateDescent())
-    with pytest.raises(IncompatibleDriver, match="L1 part"):
+    with pytest.raises(IncompatibleDriver, match="needs a penalty"):
         of.solve(EmpiricalRisk(data, SquaredHinge(), penalty=None), CoordinateDescent())
     smoothed = PLQLoss(rehu=[(-1.0, 1.0, 1.0)], kind="classification")
     model = EmpiricalRisk(data, {1: SquaredHinge(), -1: smoothed}, penalty=L1())

@@ -45,8 +45,8 @@ Jobs (``job`` key), each on the same problem for every method:
   only), so the L2-SVM has no job of its own beyond this one.
 * The losses beyond the hinge (``LOSS_JOBS``), each :math:`\tfrac12\lVert w\rVert^2 + C\sum_i
   \ell(a_i)` with C = 1 and no intercept (``EmpiricalRisk(..., fit_intercept=False)``; the
-  classification sets with the bias as a feature of value 1), by ``optframe dcd`` and ``optframe
-  auto``, against: ``sqhinge-linear`` (a9a, ijcnn1.t): scikit-learn's ``LinearSVC`` with its
+  classification sets with the bias as a feature of value 1), by ``optframe dcd``, ``optframe
+  newton`` (the differentiable losses: all but the quantile's) and ``optframe auto``, against: ``sqhinge-linear`` (a9a, ijcnn1.t): scikit-learn's ``LinearSVC`` with its
   defaults (squared hinge, ``dual="auto"``: LIBLINEAR's primal ``-s 2`` here), with
   ``dual=True`` (LIBLINEAR's ``-s 1``) at tol 1e-4 and 1e-6, and ReHLine (``"squared hinge"``)
   at tol 1e-4 and 1e-6; ``logistic-linear`` (a9a, ijcnn1): ``LogisticRegression`` with
@@ -194,6 +194,7 @@ L2_SETS = ("a9a", "w8a", "ijcnn1")
 # The losses beyond the hinge, each with the L2 penalty and no intercept (the classification
 # sets with the bias as a feature of value 1), against the strongest peer for the loss.
 SQHINGE_METHODS = (
+    "optframe newton",
     "optframe dcd",
     "optframe auto",
     "liblinear LinearSVC defaults",
@@ -203,6 +204,7 @@ SQHINGE_METHODS = (
     "rehline tol 1e-6",
 )
 LOGISTIC_METHODS = (
+    "optframe newton",
     "optframe dcd",
     "optframe auto",
     "liblinear primal tol 1e-4",
@@ -211,15 +213,17 @@ LOGISTIC_METHODS = (
     "lbfgs tol 1e-8",
 )
 REHLINE_METHODS = ("optframe dcd", "optframe auto", "rehline tol 1e-4", "rehline tol 1e-6")
+#: The same with PrimalNewton, for the differentiable losses (the quantile loss has a kink).
+SMOOTH_REHLINE_METHODS = ("optframe newton", *REHLINE_METHODS)
 QUANTILE_TAU = 0.3
 #: job -> (data sets, methods, quick data sets); "het" is the LAD job's generator at LOSS_HET.
 LOSS_JOBS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "sqhinge-linear": (("a9a", "ijcnn1.t"), SQHINGE_METHODS, ("a1a",)),
     "logistic-linear": (("a9a", "ijcnn1"), LOGISTIC_METHODS, ("a1a",)),
-    "smoothhinge-linear": (("a9a", "ijcnn1.t"), REHLINE_METHODS, ("a1a",)),
-    "huber-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
+    "smoothhinge-linear": (("a9a", "ijcnn1.t"), SMOOTH_REHLINE_METHODS, ("a1a",)),
+    "huber-linear": (("564_fried", "het"), SMOOTH_REHLINE_METHODS, ("het",)),
     "quantile-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
-    "expectile-linear": (("564_fried", "het"), REHLINE_METHODS, ("het",)),
+    "expectile-linear": (("564_fried", "het"), SMOOTH_REHLINE_METHODS, ("het",)),
 }
 LOSS_HET = (100_000, 20)
 QUICK_LOSS_HET = (3_000, 5)
@@ -721,13 +725,14 @@ REHLINE_NAMES: dict[str, dict[str, Any]] = {
 def _loss_fit(job: str, method: str, X: Any, y: np.ndarray, C: float) -> dict[str, Any]:
     """One method on the loss job ``job`` for ``(X, y)`` (the bias already a column of ``X``)."""
     from optframe.data import Dataset
-    from optframe.drivers import DCD
+    from optframe.drivers import DCD, PrimalNewton
     from optframe.models import EmpiricalRisk
 
     loss = loss_of(job)
     model = EmpiricalRisk(Dataset(X=X, y=y), loss, C=C, fit_intercept=False)
     if method.startswith("optframe"):
-        result, seconds = _timed_solve(model, DCD() if method == "optframe dcd" else "auto")
+        driver = {"optframe dcd": DCD(), "optframe newton": PrimalNewton()}.get(method, "auto")
+        result, seconds = _timed_solve(model, driver)
         return _optframe_record(result, seconds, model)
     tol = float(method.rsplit(" ", 1)[-1]) if " tol " in method else 1e-4
     if method.startswith("rehline"):
