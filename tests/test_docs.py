@@ -339,6 +339,7 @@ def test_parameter_tables_match_the_code():
         "drivers/admm.md": [d.ADMM, d.ADMMThenIPM],
         "drivers/dcd.md": [d.DCD],
         "drivers/cd.md": [d.CoordinateDescent],
+        "drivers/newton.md": [d.PrimalNewton],
     }
     assert {p for p in PAGES if p.startswith(("models/", "drivers/"))} == {
         *pages,

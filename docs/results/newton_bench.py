@@ -11,12 +11,16 @@ Cells:
 * classification on a9a (its first n rows, the bias as a constant feature, no intercept; and
   with a free intercept, which DCD does not take): squared hinge, smoothed hinge, logistic;
 * regression on 564_fried, houses and cpusmall (standardized features, the target centered):
-  Huber (delta 1), expectile (tau 0.3) and least squares, with an intercept.
+  Huber (delta 1), expectile (tau 0.3) and least squares, with an intercept;
+* other shapes, every row, the bias as a feature: w8a (49,749 x 300), news20 (15,935 x 62,061,
+  its first class against the rest), reuters (7,770 x 8,315), mushrooms (8,124 x 112),
+  colon-cancer (62 x 2,000): squared hinge and logistic, Newton against DCD.
 
 Rerun from the repository root::
 
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/newton_bench.py > docs/results/newton_runs.jsonl
+    .venv/bin/python docs/results/newton_bench.py --only shapes >> docs/results/newton_runs.jsonl
     .venv/bin/python docs/results/newton_bench.py --report docs/results/newton_runs.jsonl
 """
 
@@ -92,6 +96,27 @@ def regression_cells():
                 yield {"data": set_name, "n": rows, "loss": name, "intercept": True}, model
 
 
+SHAPES = ("w8a", "news20_multiclass", "reuters_lasvm", "mushrooms", "colon-cancer")
+
+
+def shape_cells():
+    """(cell, model) of the squared hinge and the logistic loss on sets of other shapes."""
+    for set_name in SHAPES:
+        full = load_dataset(set_name)
+        X = sp.hstack([sp.csr_array(full.X), np.ones((full.n_samples, 1))], format="csr")
+        y = np.asarray(full.y, dtype=np.float64)
+        labels = np.unique(y)
+        y = (
+            np.where(y == labels[0], 1.0, -1.0)
+            if labels.size > 2
+            else np.where(y > labels[0], 1.0, -1.0)
+        )
+        for name in ("squared hinge", "logistic"):
+            model = EmpiricalRisk(Dataset(X=X, y=y), LOSSES[name](), C=1.0, fit_intercept=False)
+            cell = {"data": set_name, "n": int(y.size), "m": int(X.shape[1]), "loss": name}
+            yield cell | {"intercept": False}, model
+
+
 def timed(model, driver, repeats):
     """Median seconds of ``repeats`` solves after a warm-up, and the last result."""
     of.solve(model, driver=driver)  # warm-up: compilation, imports, caches
@@ -103,23 +128,36 @@ def timed(model, driver, repeats):
     return statistics.median(t for t, _ in runs), runs[-1][1]
 
 
-def measure(repeats: int) -> None:
+def measure(repeats: int, only: set[str]) -> None:
     """Print one JSON line per cell and driver that takes its model."""
-    for cell, model in (*classification_cells(), *regression_cells()):
-        for driver in DRIVERS:
-            if driver == "direct" and cell["n"] > DIRECT_MAX_ROWS:
-                continue
-            if not drivers()[driver]().accepts(model):
-                continue
-            seconds, result = timed(model, driver, repeats)
-            record = cell | {
-                "driver": driver,
-                "seconds": seconds,
-                "status": result.status.value,
-                "objective": result.objective,
-                "gap": result.gap,
-            }
-            print(json.dumps(record), flush=True)
+    families = {
+        "classification": classification_cells,
+        "regression": regression_cells,
+        "shapes": shape_cells,
+    }
+    for family, cells in families.items():
+        if only and family not in only:
+            continue
+        for cell, model in cells():
+            _measure_cell(cell, model, repeats)
+
+
+def _measure_cell(cell, model, repeats):
+    """One JSON line per driver that takes ``model`` (Direct up to ``DIRECT_MAX_ROWS``)."""
+    for driver in DRIVERS:
+        if driver == "direct" and (cell["n"] > DIRECT_MAX_ROWS or "m" in cell):
+            continue
+        if not drivers()[driver]().accepts(model):
+            continue
+        seconds, result = timed(model, driver, repeats)
+        record = cell | {
+            "driver": driver,
+            "seconds": seconds,
+            "status": result.status.value,
+            "objective": result.objective,
+            "gap": result.gap,
+        }
+        print(json.dumps(record), flush=True)
 
 
 def report(path: str) -> None:
@@ -153,8 +191,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--report", help="print the markdown table of a JSON-lines file")
+    parser.add_argument("--only", default="classification,regression", help="families to run")
     args = parser.parse_args()
     if args.report:
         report(args.report)
         sys.exit(0)
-    measure(args.repeats)
+    measure(args.repeats, set(args.only.split(",")))
