@@ -129,12 +129,13 @@ def test_direct_dual_with_l1_says_why():
 
 
 def test_box_drivers_give_their_own_reason_for_quadratic_pieces():
-    # SMO refuses quadratic pieces with its own reason; DCD takes them through the loss's pieces
+    # SMO refuses with its own reason (quadratic pieces need the intercept's equality row, one
+    # curvature and multipliers bounded on one side); DCD takes them through the loss's pieces
     model = EmpiricalRisk(_regression(), Huber(), penalty=L2(), fit_intercept=False)
     with pytest.raises(IncompatibleDriver) as caught:
         of.solve(model, SMO())
     text = str(caught.value)
-    assert "BoxQPDual needs a piecewise-linear loss" in text
+    assert "without an intercept the dual has no equality row" in text
     assert "AID" not in text
     assert "Drivers that apply to this model: 'direct', 'dcd'" in text
     assert DCD().accepts(model)
