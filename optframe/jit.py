@@ -1,7 +1,9 @@
 """Compile the drivers' numba kernels once, before any timer starts.
 
 The kernels of :class:`~optframe.drivers.SMO`, :class:`~optframe.drivers.DCD`,
-:class:`~optframe.drivers.FrankWolfe` and :class:`~optframe.drivers.CoreVectorMachine` are
+:class:`~optframe.drivers.FrankWolfe`, :class:`~optframe.drivers.CoreVectorMachine`,
+:class:`~optframe.drivers.CoordinateDescent` and :class:`~optframe.drivers.PrimalNewton` (its
+Hessian product on CSR rows) are
 ``numba.njit(cache=True)`` functions: the first call of each compiles it (about 10 s for SMO's on
 the 2-core machine) and writes the machine code to numba's cache; later processes load it from
 there (a fraction of a second). Left to the first call, compilation would run inside the solve,
@@ -117,7 +119,14 @@ _KERNEL_MODULES = {
     "frank_wolfe": "optframe.drivers.fw_core",
     "cvm": "optframe.drivers.fw_core",
     "cd": "optframe.drivers.cd_core",
+    "newton": "optframe.drivers.newton_core",
 }
+
+
+#: The warm-up keys of drivers that solve kernel models, whose certificates take kernel products
+#: (:func:`optframe.kernel_sums.kernel_times`); the linear-only drivers' models never do (their
+#: parallel kernel sums took 20 s to 40 s to compile on the 2-core machine for nothing).
+_KERNEL_MODELS = frozenset({"smo", "frank_wolfe", "cvm"})
 
 
 def announce(on: bool = True) -> None:
@@ -247,6 +256,18 @@ def _cd_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     ]
 
 
+def _newton_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
+    from optframe.drivers import PrimalNewton
+    from optframe.losses import SquaredHinge
+    from optframe.models import EmpiricalRisk
+    from optframe.penalties import L2
+
+    if needs.sparse is False:  # dense data: BLAS products, nothing compiled
+        return []
+    # intercept or not is an argument, not a type: one run compiles the kernel
+    return [(PrimalNewton(), EmpiricalRisk(_tiny_data(True), SquaredHinge(), penalty=L2()))]
+
+
 def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     """The cache key and the warm-up runs of ``driver``, or ``None`` if it runs no numba kernel.
 
@@ -254,7 +275,14 @@ def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
     ``parallel_rows``) or which kernels run (Frank-Wolfe's ``shrinking``): drivers with the same
     key run the same compiled kernels.
     """
-    from optframe.drivers import DCD, SMO, CoordinateDescent, CoreVectorMachine, FrankWolfe
+    from optframe.drivers import (
+        DCD,
+        SMO,
+        CoordinateDescent,
+        CoreVectorMachine,
+        FrankWolfe,
+        PrimalNewton,
+    )
 
     if isinstance(driver, SMO):
         return ("smo", bool(driver.float32_rows), bool(driver.parallel_rows)), _smo_runs
@@ -266,6 +294,8 @@ def warm_up_key(driver: Driver) -> tuple[Hashable, Runs] | None:
         return ("cvm",), _cvm_runs
     if isinstance(driver, CoordinateDescent):
         return ("cd", bool(driver.prox_newton)), _cd_runs
+    if isinstance(driver, PrimalNewton):
+        return ("newton",), _newton_runs
     return None
 
 
@@ -545,9 +575,10 @@ def _warm_up(pending: dict[Hashable, tuple[Runs, Any]], verbose: bool, start: fl
             try:
                 for driver, model in runs(asking, needs):
                     solve(model, driver=driver)
-                # the certificate's kernel products on large data
-                kernel = None if needs.linear is None else Linear() if needs.linear else RBF()
-                kernel_sums.warm_up(kernel, needs.sparse)
+                if full[0][0] in _KERNEL_MODELS:  # type: ignore[index]
+                    # the certificate's kernel products on large data
+                    kernel = None if needs.linear is None else Linear() if needs.linear else RBF()
+                    kernel_sums.warm_up(kernel, needs.sparse)
             except Exception as exc:  # the real run then compiles what it needs
                 failures[full] = f"{type(exc).__name__}: {exc}"
                 logger.debug("warm-up of %s failed: %s", full, failures[full])

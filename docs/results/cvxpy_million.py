@@ -99,11 +99,12 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=1200.0)
     parser.add_argument("--memory-gb", type=float, default=10.0)
     parser.add_argument("--problems", nargs="*", default=["LAD", "squared hinge", "logistic"])
+    parser.add_argument("--methods", nargs="*", default=["optframe", "clarabel"])
     args = parser.parse_args()
     print(f"| problem ({args.rows:,} x 20) | method | seconds | objective | status | peak GB |")
     print("|---|---|---|---|---|---|")
     for problem in args.problems:
-        for method in ("optframe", "clarabel"):
+        for method in args.methods:
             out = run(problem, method, args.rows, args.limit, args.memory_gb)
             if "failed" in out:
                 print(f"| {problem} | {method} | {out['failed']} | | | |", flush=True)

@@ -22,10 +22,13 @@ from numpy.typing import NDArray
 
 from optframe.backend import SolveOptions
 from optframe.capabilities import ElasticNetSmoothLoss, Structure
+from optframe.drivers import newton_core as core
 from optframe.drivers._checks import set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
+from optframe.drivers.dcd import as_csr
 from optframe.drivers.smooth_loss import SmoothLoss
 from optframe.errors import ModelError
+from optframe.jit import compile_kernels, needs_of
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
@@ -40,9 +43,6 @@ PRECONDITIONER_MIX = 0.01
 FORCING_EXPONENT = 0.75
 #: Sufficient decrease of the line search (Armijo), and its most halvings.
 ARMIJO, MAX_HALVINGS = 0.01, 20
-#: Below this share of rows with curvature, the Hessian products of sparse data use those rows
-#: only (a copy of them).
-ROW_SUBSET_SHARE = 0.7
 #: Sparse data at least this dense is multiplied as a dense Fortran-ordered array (ijcnn1's 61 %
 #: dense rows: X v 3.3x and X'u 3.3x faster than scipy's CSR products; a9a's 12 %: CSR 3x
 #: faster).
@@ -88,9 +88,11 @@ class PrimalNewton(Driver):
 
     Notes
     -----
-    Nothing is compiled: the time goes into :math:`X v` and :math:`X^\top u` (BLAS for dense
-    data, scipy's sparse products). Memory: the data plus a few vectors of length n, and the
-    rows with curvature (a copy of those rows when they are fewer than 70 % of them). History
+    The time goes into :math:`X v` and :math:`X^\top u`: BLAS for dense data, for CSR rows
+    scipy's products and one compiled pass per Hessian product
+    (:mod:`optframe.drivers.newton_core`, compiled before the clock starts). Memory: the data
+    (with a Fortran-ordered copy of dense data in C order), its squared entries for sparse data,
+    and a few vectors of length n. History
     extras: ``gap``, ``cg`` (its steps), ``step``, ``curved`` (rows with
     :math:`\ell'' > 0`). ``Result.bound`` is the dual value at the last iterate;
     :func:`optframe.solve` certifies the solution from the model.
@@ -150,6 +152,7 @@ class PrimalNewton(Driver):
     def run(self, model: Model, context: RunContext) -> Result:
         """Newton steps with conjugate gradients and a line search until the gap closes."""
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_iter)
+        compiled = compile_kernels(self, options.verbose, needs_of(model, self))  # before timing
         start = time.perf_counter()
         problem = model.structure(ElasticNetSmoothLoss)
         state = _Newton(problem, self.warm_start)
@@ -197,7 +200,7 @@ class PrimalNewton(Driver):
         return driver_result(
             self, model, status, solution,
             bound=bound, iterations=iteration, history=history,
-            timings=clock_timings(start, built, solved),
+            timings=clock_timings(start, built, solved, compile_seconds=compiled),
             stats={"gap": gap, "cg_steps": int(sum(r.extras["cg"] for r in history))},
             backend="numpy",
         )  # fmt: skip
@@ -213,6 +216,7 @@ class _Newton:
         self.X: Any = _product_layout(X)
         self.sparse = sp.issparse(self.X)
         self.squares: Any = self.X.power(2) if self.sparse else None
+        self.csr = as_csr(self.X) if self.sparse else None
         self.c, self.p, self.q = problem.costs, problem.offset, problem.slope
         self.lam = problem.lam2
         self.intercept = problem.fit_intercept
@@ -268,27 +272,34 @@ class _Newton:
         """Preconditioned CG on :math:`H s = -g`, stopped by the quadratic model's decrease."""
         rows = np.flatnonzero(self.curvature > 0)
         self.curved = int(rows.size)
-        if self.sparse and rows.size < ROW_SUBSET_SHARE * self.a.size:
-            X, d = self.X[rows], self.curvature[rows]
-            squares = self.squares[rows] if self.sparse else None
-        else:
-            X, d, squares = self.X, self.curvature, self.squares
-        lam, intercept = self.lam, self.intercept
+        lam, intercept, d = self.lam, self.intercept, self.curvature
         diagonal = np.empty(self.w.size + 1)
         if self.sparse:
-            diagonal[:-1] = np.asarray(squares.T @ d).reshape(-1)
+            diagonal[:-1] = np.asarray(self.squares.T @ d).reshape(-1)
         else:
-            diagonal[:-1] = np.einsum("ij,ij,i->j", X, X, d)
+            diagonal[:-1] = np.einsum("ij,ij,i->j", self.X, self.X, d)
         diagonal[:-1] += lam
         diagonal[-1] = float(d.sum()) if intercept else 1.0
         M = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * diagonal
 
-        def hessian_times(s: NDArray[np.float64]) -> NDArray[np.float64]:
-            fitted = d * (np.asarray(X @ s[:-1]).reshape(-1) + s[-1])
-            out = np.empty_like(s)
-            out[:-1] = np.asarray(X.T @ fitted).reshape(-1) + lam * s[:-1]
-            out[-1] = float(fitted.sum()) if intercept else 0.0
-            return out
+        if self.sparse:  # one pass over the curved rows (newton_core)
+            indptr, indices, data = self.csr
+            curved = rows.astype(np.uint64)
+
+            def hessian_times(s: NDArray[np.float64]) -> NDArray[np.float64]:
+                out = np.empty_like(s)
+                core.hessian_product(indptr, indices, data, curved, d, s, intercept, lam, out)
+                return out
+
+        else:
+            X = self.X
+
+            def hessian_times(s: NDArray[np.float64]) -> NDArray[np.float64]:
+                fitted = d * (X @ s[:-1] + s[-1])
+                out = np.empty_like(s)
+                out[:-1] = X.T @ fitted + lam * s[:-1]
+                out[-1] = float(fitted.sum()) if intercept else 0.0
+                return out
 
         g = self.gradient
         s = np.zeros_like(g)
