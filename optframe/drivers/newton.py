@@ -202,7 +202,7 @@ class PrimalNewton(Driver):
             bound=bound, iterations=iteration, history=history,
             timings=clock_timings(start, built, solved, compile_seconds=compiled),
             stats={"gap": gap, "cg_steps": int(sum(r.extras["cg"] for r in history))},
-            backend="numpy",
+            backend="numba" if state.sparse else "numpy",  # the CSR Hessian product
         )  # fmt: skip
 
 
