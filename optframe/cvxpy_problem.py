@@ -304,6 +304,8 @@ def _lift(model: CvxpyProblem, recognition: Any, inner: Any) -> Any:
     summary = {**recognition.describe(), "model_objective": inner.objective}
     summary["objective_difference"] = difference
     bound = None if inner.bound is None else kappa * inner.bound + offset
+    if bound is not None and solution:
+        bound = min(bound, objective)  # weak duality: the mapping's rounding, within AGREEMENT
     history = tuple(
         replace(record, objective=kappa * record.objective + offset,
                 bound=None if record.bound is None else kappa * record.bound + offset)

@@ -786,10 +786,17 @@ def _loss_vars(base: Affine) -> list[int]:
             if not np.any(m.scale):
                 continue
             m = m.matrix
-        nz = m.nnz if sp.issparse(m) else np.count_nonzero(m)
-        if nz:
+        if _has_nonzero(m):
             keys.append(k)
     return keys
+
+
+def _has_nonzero(m: Any) -> bool:
+    """Whether ``m`` has a nonzero entry (a data matrix's first row settles it, not a pass)."""
+    if sp.issparse(m):
+        return bool(m.nnz) and bool(np.any(m.data))
+    flat = np.asarray(m).reshape(-1)
+    return bool(np.any(flat[:1024])) or bool(np.any(flat))
 
 
 def _column(m: Any) -> NDArray[np.float64]:
