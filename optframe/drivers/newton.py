@@ -187,7 +187,8 @@ class PrimalNewton(Driver):
             if limit is not None and time.perf_counter() - start >= limit:
                 status = Status.TIME_LIMIT
                 break
-            direction, cg_steps = state.newton_direction(self.max_cg, self.cg_tol)
+            deadline = None if limit is None else start + limit
+            direction, cg_steps = state.newton_direction(self.max_cg, self.cg_tol, deadline)
             step = state.line_search(direction)
             iteration += 1
             if step == 0.0:  # no decrease along a descent direction: rounding, gap still open
@@ -268,8 +269,14 @@ class _Newton:
         dual = float(theta @ self.p) - float(c[counted] @ conjugate) - float(z @ z) / (2 * self.lam)
         return self.value, dual
 
-    def newton_direction(self, max_cg: int, cg_tol: float) -> tuple[NDArray[np.float64], int]:
-        """Preconditioned CG on :math:`H s = -g`, stopped by the quadratic model's decrease."""
+    def newton_direction(
+        self, max_cg: int, cg_tol: float, deadline: float | None = None
+    ) -> tuple[NDArray[np.float64], int]:
+        """Preconditioned CG on :math:`H s = -g`, stopped by the quadratic model's decrease.
+
+        Past ``deadline`` (a ``perf_counter`` time) CG stops with the direction it has, a
+        descent direction from its first step on; the run's loop then stops at the limit.
+        """
         rows = np.flatnonzero(self.curvature > 0)
         self.curved = int(rows.size)
         lam, intercept, d = self.lam, self.intercept, self.curvature
@@ -327,6 +334,8 @@ class _Newton:
             if steps * change >= tolerance * new_quadratic:
                 break
             quadratic = new_quadratic
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             zr = r / M
             rz_new = float(zr @ r)
             direction = zr + (rz_new / rz) * direction

@@ -21,11 +21,14 @@ from optframe.drivers import (
     AggregateDisaggregate,
     CoreVectorMachine,
     FrankWolfe,
+    PrimalNewton,
     RunContext,
 )
 from optframe.errors import ModelError
 from optframe.kernels import RBF
-from optframe.models import L2SVM, KnowledgeBasedSVM, LADRegression, WeightedSVM
+from optframe.losses import Logistic
+from optframe.models import L2SVM, EmpiricalRisk, KnowledgeBasedSVM, LADRegression, WeightedSVM
+from optframe.penalties import L2
 
 
 def _svm(fit_intercept=True):
@@ -49,6 +52,13 @@ def _kbsvm():
     return KnowledgeBasedSVM(Dataset(X=X, y=y), lam1=0.02, lam2=0.5)
 
 
+def _smooth():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1.0, -1.0)
+    return EmpiricalRisk(Dataset(X=X, y=y), Logistic(), penalty=L2())
+
+
 # (driver, model factory, the driver's field that max_iter overrides)
 DRIVERS = {
     "smo": (SMO(), _svm, "max_iter"),
@@ -57,6 +67,7 @@ DRIVERS = {
     "cvm": (CoreVectorMachine(), _l2svm, "max_iter"),
     "admm": (ADMM(), _kbsvm, "max_iter"),
     "aid": (AggregateDisaggregate(), _lad, "max_iter"),
+    "newton": (PrimalNewton(), _smooth, "max_iter"),
 }
 
 
@@ -78,7 +89,7 @@ def test_max_iter_zero_as_a_driver_field_is_an_error(name):
         type(driver)(**{field: 0})
 
 
-@pytest.mark.parametrize("name", ["smo", "dcd", "mfw", "cvm", "admm"])
+@pytest.mark.parametrize("name", ["smo", "dcd", "mfw", "cvm", "admm", "newton"])
 def test_tol_zero_is_an_error_where_it_cannot_be_met(name):
     driver, model, _ = DRIVERS[name]
     message = r"tol from solve\(tol=\.\.\.\) must be a finite number > 0"

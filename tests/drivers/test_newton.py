@@ -157,6 +157,10 @@ def test_a_perturbed_solution_is_not_certified(a1a):
 def test_history_limits_callback_and_warm_start(a1a):
     X, y = a1a
     model = EmpiricalRisk(Dataset(X=X, y=y), SquaredHinge(), penalty=L2(), C=0.5)
+    limited = of.solve(model, PrimalNewton(), time_limit=1e-9)
+    assert limited.status is of.Status.TIME_LIMIT
+    assert limited.iterations == 0
+    assert limited.has_solution  # the start, certified by the model
     stopped = of.solve(model, PrimalNewton(), max_iter=1)
     assert stopped.status is of.Status.ITERATION_LIMIT
     assert stopped.bound <= stopped.objective
