@@ -90,6 +90,19 @@ class ConicPoint:
     ``x`` and ``z`` are the solver's primal point and dual values (:math:`z \in K^*`,
     :math:`P x + c + A^\top z = 0` at an exact optimum). :mod:`optframe.conic_bound` proves a
     lower bound from them.
+
+    Examples
+    --------
+    :math:`\min x` subject to :math:`x \ge 1` (one nonnegative row :math:`-x + s = -1`), with
+    the optimum :math:`x = 1` and its multiplier :math:`z = 1`:
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from optframe.conic_bound import conic_lower_bound
+    >>> point = ConicPoint(P=None, c=np.array([1.0]), A=sp.csc_array([[-1.0]]),
+    ...                    b=np.array([-1.0]), cones=(("nonneg", 1),), offset=0.0,
+    ...                    x=np.array([1.0]), z=np.array([1.0]))
+    >>> round(conic_lower_bound(point).value, 9)
+    1.0
     """
 
     P: Any

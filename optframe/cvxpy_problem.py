@@ -115,6 +115,19 @@ class CvxpyProblem(Model):
 
         Called before the problem is solved or built (a parameter may get its value after the
         model is made, as cvxpy allows).
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> from optframe.cvxpy_problem import from_cvxpy
+        >>> x, scale = cp.Variable(name="x"), cp.Parameter(name="scale", nonneg=True)
+        >>> model = from_cvxpy(cp.Problem(cp.Minimize(scale * cp.square(x - 1))))
+        >>> model.check_parameters()
+        Traceback (most recent call last):
+        ...
+        optframe.errors.ModelError: the cvxpy problem has parameters without a value (scale); ...
+        >>> scale.value = 2.0
+        >>> model.check_parameters()  # nothing to say
         """
         missing = [p.name() for p in self.problem.parameters() if p.value is None]
         if missing:

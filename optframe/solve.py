@@ -104,6 +104,14 @@ def blas_threads(threads: int | None) -> contextlib.AbstractContextManager:
     quiet machine and 1.86 times with another process busy on one core; AID was level quiet and
     1.14 times slower loaded (``docs/results/peers.md``, threads). ``threads`` (the solve's
     option, or ``OPTFRAME_THREADS``) gives BLAS more when a user asks for them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with blas_threads(1):  # every BLAS pool at one thread inside, as before after
+    ...     product = np.ones((200, 200)) @ np.ones(200)
+    >>> float(product[0])
+    200.0
     """
     global _BLAS
     try:

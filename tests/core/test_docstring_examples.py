@@ -15,6 +15,9 @@ MODULES = [
     "optframe.result",
     "optframe.drivers.base",
     "optframe.sklearn.quantile",
+    "optframe.backend",
+    "optframe.cvxpy_problem",
+    "optframe.drivers.newton",
 ]
 
 
