@@ -80,6 +80,17 @@ class PLQChunkLoss:
         return 2 if self.classification else 1
 
     @property
+    def homogeneous(self) -> bool:
+        r"""Whether :math:`\ell^*` is positively homogeneous (the loss is 0 at every kink).
+
+        :math:`\ell^*(\beta) = \beta j_k - \ell(j_k)` between the slopes around the kink
+        :math:`j_k`, so the dual's loss terms at :math:`v / t` are those at :math:`v` over
+        :math:`t`: the absolute, pinball, hinge and epsilon-insensitive losses.
+        """
+        kinks = self.loss.linear_pieces[0]
+        return bool(np.all(self.loss.value(kinks) == 0.0))
+
+    @property
     def n_pieces(self) -> int:
         """The number of linear pieces of the loss."""
         return int(self.loss.linear_pieces[0].size) + 1
@@ -254,9 +265,7 @@ def penalized_dual(
     v = loss.multiplier(X, y, w, lo, item, params)
     v = np.where(v > 0, v * scale[0], np.where(v < 0, v * scale[1], v)) * scale[2]
     linear, conjugate = loss.loss_terms(y, w, v)
-    support = np.flatnonzero(v)
-    z = np.asarray(X[support].T @ v[support], dtype=np.float64).reshape(-1)
-    return linear, conjugate, z
+    return linear, conjugate, np.asarray(X.T @ v, dtype=np.float64).reshape(-1)
 
 
 # ---------------------------------------------------------- certificate, no penalty
@@ -270,6 +279,19 @@ def with_ones(X: Any, fit_intercept: bool) -> Any:
     return np.hstack([X, ones])
 
 
+def transposed_times(X: Any, v: NDArray, fit_intercept: bool) -> NDArray[np.float64]:
+    r""":math:`[X, \mathbf 1]^\top v` (or :math:`X^\top v`), without a copy of ``X``."""
+    out = np.asarray(X.T @ v, dtype=np.float64).reshape(-1)
+    return np.append(out, v.sum()) if fit_intercept else out
+
+
+def _times(X: Any, c: NDArray, fit_intercept: bool) -> NDArray[np.float64]:
+    r""":math:`[X, \mathbf 1]\,c` (or :math:`Xc`), without a copy of ``X``."""
+    m = X.shape[1]
+    out = np.asarray(X @ c[:m], dtype=np.float64).reshape(-1)
+    return out + c[m] if fit_intercept else out
+
+
 def _projected_part(
     X: Any,
     y: NDArray,
@@ -278,20 +300,19 @@ def _projected_part(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
-    corrections: tuple,
-) -> tuple[Any, NDArray, NDArray[np.bool_], NDArray, NDArray]:
-    """The free rows' columns, :math:`v` on them after ``corrections``, and the boxes of v."""
+    correction: NDArray | None,
+) -> tuple[NDArray, NDArray[np.bool_], NDArray, NDArray]:
+    """:math:`v - Ac` for ``correction`` :math:`c` (0 on the rows held at 0), free rows, box."""
     v = loss.multiplier(X, y, w, lo, item, params)
     low, high = loss.box(w)
     q = loss.slope(y)
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
     pinned = (loss.C * w <= 0) | ((v == 0) & ((v_low == 0) | (v_high == 0)))
     free = ~pinned & ((v_high > 0) | (v_low < 0))
-    A = with_ones(X, loss.fit_intercept)[free]
-    part = v[free]
-    for c in corrections:
-        part = part - np.asarray(A @ c).reshape(-1)
-    return A, part, free, v_low, v_high
+    part = np.where(free, v, 0.0)
+    if correction is not None:
+        part = part - np.where(free, _times(X, correction, loss.fit_intercept), 0.0)
+    return part, free, v_low, v_high
 
 
 def projection_step(
@@ -302,18 +323,20 @@ def projection_step(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
-    corrections: tuple[NDArray, ...],
+    correction: NDArray | None,
     gram: bool,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     r"""One least-squares pass of :func:`~optframe.duality.project_null` on the chunk.
 
-    :math:`A^\top v` of the free rows after ``corrections`` (:math:`v \leftarrow v - A c`), and
-    :math:`A^\top A` when ``gram``.
+    :math:`A^\top v` after ``correction`` (:math:`v \leftarrow v - A c` on the free rows,
+    :math:`A = [X, \mathbf 1]`, :math:`c` the sum of the previous passes' least-squares
+    solutions), and :math:`A_F^\top A_F` of the free rows when ``gram``.
     """
-    A, part, _, _, _ = _projected_part(X, y, w, lo, item, loss, params, corrections)
-    rhs = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
+    part, free, _, _ = _projected_part(X, y, w, lo, item, loss, params, correction)
+    rhs = transposed_times(X, part, loss.fit_intercept)
     if not gram:
         return rhs, None
+    A = with_ones(X[free], loss.fit_intercept)
     product = A.T @ A
     return rhs, np.asarray(product.toarray() if sp.issparse(product) else product)
 
@@ -326,20 +349,23 @@ def projection_check(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
-    corrections: tuple[NDArray, ...],
-) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
-    r"""The point's largest ratio to its box's end, :math:`A^\top v` and :math:`|A|^\top|v|`.
+    correction: NDArray | None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64], tuple[float, float]]:
+    r"""The point's largest ratio to its box's end, :math:`A^\top v`, :math:`|A|^\top|v|`, terms.
 
-    The last two check the equality rows at the point used (as
-    :func:`~optframe.duality.equality_residuals`).
+    The second and third check the equality rows at the point used (as
+    :func:`~optframe.duality.equality_residuals`); the last are the dual's loss terms at the
+    point, the bound when the ratio is at most 1.
     """
-    A, part, free, v_low, v_high = _projected_part(X, y, w, lo, item, loss, params, corrections)
-    upper, lower = v_high[free], v_low[free]
+    part, _, v_low, v_high = _projected_part(X, y, w, lo, item, loss, params, correction)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(part > 0, part / upper, np.where(part < 0, part / lower, 0.0))
+        ratio = np.where(part > 0, part / v_high, np.where(part < 0, part / v_low, 0.0))
     excess = float(np.max(ratio, initial=0.0))
-    residual = np.asarray(A.T @ part, dtype=np.float64).reshape(-1)
-    return excess, residual, abs_products(A, part)
+    residual = transposed_times(X, part, loss.fit_intercept)
+    scale = abs_products(X, part)
+    if loss.fit_intercept:
+        scale = np.append(scale, np.abs(part).sum())
+    return excess, residual, scale, loss.loss_terms(y, w, part)
 
 
 def projection_value(
@@ -350,14 +376,12 @@ def projection_value(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
-    corrections: tuple[NDArray, ...],
+    correction: NDArray | None,
     divisor: float,
 ) -> tuple[float, float]:
     r"""The loss terms of the dual at the projected point divided by ``divisor`` (into its box)."""
-    _, part, free, _, _ = _projected_part(X, y, w, lo, item, loss, params, corrections)
-    v = np.zeros(y.shape[0])
-    v[free] = part / divisor
-    return loss.loss_terms(y, w, v)
+    part, _, _, _ = _projected_part(X, y, w, lo, item, loss, params, correction)
+    return loss.loss_terms(y, w, part / divisor)
 
 
 # ------------------------------------------------------- certificate, the subgradient
@@ -398,10 +422,9 @@ class KinkFill:
         near[rows[(rows >= 0) & (rows < a.size)]] = True
         return near & (loss.C * w > 0)
 
-    def columns(self, X: Any, loss: PLQChunkLoss) -> Any:
-        r""":math:`Z = [X_{:,J}, \mathbf 1]` of the chunk."""
-        Z = X if bool(np.all(self.fixed)) else X[:, np.flatnonzero(self.fixed)]
-        return with_ones(Z, loss.fit_intercept)
+    def columns(self, X: Any) -> Any:
+        r""":math:`X_{:,J}` of the chunk (``X`` itself when every column is fixed)."""
+        return X if bool(np.all(self.fixed)) else X[:, np.flatnonzero(self.fixed)]
 
     def theta(
         self, loss: PLQChunkLoss, X: Any, y: NDArray, w: NDArray, lo: int, params: dict
@@ -420,7 +443,7 @@ class KinkFill:
         q = loss.slope(y)[near]
         low, high = c[near] * left, c[near] * right
         v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
-        Z = self.columns(X, loss)[near]
+        Z = with_ones(self.columns(X)[near], loss.fit_intercept)
         v = np.clip(np.asarray(Z @ self.correction, dtype=np.float64).reshape(-1), v_low, v_high)
         theta[near] = -q * v
         return theta
@@ -442,9 +465,9 @@ def fill_system(
     a = loss.argument(X, y, params)
     near = fill.near(loss, a, w, lo)
     v = -loss.slope(y) * (loss.C * w * loss.loss.derivative(a))
-    Z = fill.columns(X, loss)
-    rest = np.asarray(Z[~near].T @ v[~near], dtype=np.float64).reshape(-1)
-    Z_near = Z[near]
+    X_J = fill.columns(X)
+    rest = transposed_times(X_J, np.where(near, 0.0, v), loss.fit_intercept)
+    Z_near = with_ones(X_J[near], loss.fit_intercept)
     gram = Z_near.T @ Z_near
     gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
     return gram, rest, int(near.sum())

@@ -223,3 +223,23 @@ def test_the_certificate_at_a_perturbed_point_is_the_in_memory_one(case):
         bound = model.dual_bound(point)
         assert bound <= objective * (1 + 1e-12) + 1e-12
         assert bound == pytest.approx(in_memory.dual_bound(point), rel=1e-9)
+
+
+def test_a_tiny_column_still_gets_a_bound():
+    """A column scaled by 1e-9: the projection's rows hold to rounding, the bound is finite.
+
+    The least squares of the kink fill are ill-conditioned here: the in-memory model's
+    (``lstsq``) and the chunked one's (normal equations summed over the chunks) differ in the
+    last digits, so both bounds are valid but equal only to 1e-6.
+    """
+    X = np.array(LAD.X, copy=True)
+    X[:, 2] *= 1e-9
+    data = of.data.Dataset(X=X, y=LAD.y, sample_weight=LAD.sample_weight)
+    in_memory = EmpiricalRisk(data, Absolute(), penalty=None)
+    model = EmpiricalRisk(_chunked(data), Absolute(), penalty=None)
+    solution = of.solve(in_memory, AggregateDisaggregate()).solution
+    for point in (solution, {"w": solution["w"] * 1.001, "intercept": solution["intercept"]}):
+        bound = model.dual_bound(point)
+        assert np.isfinite(bound)
+        assert bound <= in_memory.objective(point)
+        assert bound == pytest.approx(in_memory.dual_bound(point), rel=1e-6)
