@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.data import Dataset
+from optframe.data.dask import DaskDataset
 from optframe.errors import DataError, ModelError
 from optframe.kernels import Kernel
 from optframe.model import Formulation, ProblemClass
@@ -39,6 +40,15 @@ def check_gram(size: int, what: str, instead: str) -> None:
 
 def check_dataset(data: Any, model: str, *, need_y: bool = True) -> Dataset:
     """Return ``data`` if it is a :class:`Dataset` (with targets when ``need_y``), else raise."""
+    if isinstance(data, DaskDataset):
+        raise DataError(
+            f"{model} takes an optframe.data.Dataset held in memory; got a DaskDataset (rows in "
+            "chunks on a Dask cluster). Data in chunks are taken by EmpiricalRisk(data, loss, "
+            "penalty=...) with a piecewise-linear loss (DaskLADRegression, "
+            "DaskQuantileRegression and DaskWeightedSVM declare LAD, quantile regression and the "
+            "linear SVM on it), solved by AggregateDisaggregate; or gather them with "
+            "data.to_dataset() if they fit in memory."
+        )
     if not isinstance(data, Dataset):
         raise DataError(
             f"{model} takes an optframe.data.Dataset; got {type(data).__name__}. "

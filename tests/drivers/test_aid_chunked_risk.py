@@ -243,3 +243,10 @@ def test_a_tiny_column_still_gets_a_bound():
         assert np.isfinite(bound)
         assert bound <= in_memory.objective(point)
         assert bound == pytest.approx(in_memory.dual_bound(point), rel=1e-6)
+
+
+def test_an_in_memory_model_given_chunks_says_what_takes_them():
+    with pytest.raises(of.DataError, match=r"DaskDataset.*EmpiricalRisk\(data, loss"):
+        LADRegression(_chunked(LAD))
+    with pytest.raises(of.DataError, match="DaskWeightedSVM"):
+        WeightedSVM(_chunked(SVM))
