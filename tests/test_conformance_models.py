@@ -52,7 +52,8 @@ def test_the_drivers_each_model_gets():
         reached[f"{name}[{index}]"] = {c.label.split()[0] for c in checks[1:] if c.conforms}
     assert reached["EmpiricalRisk[0]"] == {"aid", "smo"}  # hinge, L2, intercept
     assert reached["EmpiricalRisk[1]"] == {"aid"}  # hinge, L1
-    assert reached["EmpiricalRisk[2]"] == set()  # squared hinge: quadratic pieces
+    # squared hinge, L2, intercept: quadratic pieces (SMO with its diagonal, Newton, CD)
+    assert reached["EmpiricalRisk[2]"] == {"smo", "newton", "cd"}
     assert reached["EmpiricalRisk[3]"] == {"aid", "smo"}  # double hinge: a kink in the box QP
     assert reached["EmpiricalRisk[5]"] == {"aid", "dcd"}  # pinball, no intercept
     assert reached["EmpiricalRisk[7]"] == {"aid", "smo"}  # epsilon-insensitive

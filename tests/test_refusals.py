@@ -137,7 +137,7 @@ def test_box_drivers_give_their_own_reason_for_quadratic_pieces():
     text = str(caught.value)
     assert "without an intercept the dual has no equality row" in text
     assert "AID" not in text
-    assert "Drivers that apply to this model: 'direct', 'dcd'" in text
+    assert "Drivers that apply to this model: 'direct', 'cd', 'dcd', 'newton'" in text
     assert DCD().accepts(model)
 
 
