@@ -217,3 +217,35 @@ def test_the_best_intercept_is_exact(loss):
     b = quadratic_intercept(loss, p, q, f, c)
     grid = b + np.linspace(-1e-3, 1e-3, 41)
     assert total(b) <= min(total(t) for t in grid) + 1e-12
+
+
+QUADRATIC_WARM_UP = """
+import json
+import numpy as np
+from optframe import jit
+from optframe.data import Dataset
+from optframe.drivers import SMO, smo_quadratic
+from optframe.kernels import RBF
+from optframe.losses import SquaredHinge
+from optframe.models import EmpiricalRisk
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3))
+y = np.where(X[:, 0] > 0, 1.0, -1.0)
+needs = jit.needs_of(EmpiricalRisk(Dataset(X=X, y=y), SquaredHinge(), kernel=RBF()), SMO())
+jit.compile_kernels(SMO(), needs=needs)
+print(json.dumps({"quadratic": needs.quadratic, "failures": [str(k) for k in jit.failures],
+                  "compiled": bool(smo_quadratic.run_chunk.signatures)}))
+"""
+
+
+def test_the_warm_up_compiles_the_quadratic_steps():
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", QUADRATIC_WARM_UP], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"quadratic": True, "failures": [], "compiled": True}
