@@ -205,6 +205,12 @@ class Direct(Driver):
     name: ClassVar[str] = "direct"
     form: str | None = None
 
+    def missing(self, model: Model) -> list[str]:
+        """A modeling layer, for a model that lists none (its problem is never built whole)."""
+        if not model.layers:
+            return [f"a modeling layer to build the whole problem in ({model.name} lists none)"]
+        return super().missing(model)
+
     def run(self, model: Model, context: RunContext) -> Result:
         """Build ``model`` in the back-end's layer, solve it, evaluate the original objective."""
         start = time.perf_counter()

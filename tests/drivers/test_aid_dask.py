@@ -225,7 +225,7 @@ def test_a_chunk_with_bad_labels_or_weights_names_its_rows(client):
 
 def test_direct_cannot_take_a_chunked_model(lad):
     model, reference, _ = lad
-    with pytest.raises(IncompatibleDriver, match="AggregateDisaggregate"):
+    with pytest.raises(IncompatibleDriver, match="Drivers that apply to this model: 'aid'"):
         of.solve(model, driver="direct")
     chosen = of.solve(model)  # driver="auto" takes the only driver that can
     assert chosen.driver == "aid"
