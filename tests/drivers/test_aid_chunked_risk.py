@@ -10,6 +10,7 @@ import dask
 import dask.array as da
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from certificate_check import certified_status
 
 import optframe as of
@@ -253,3 +254,15 @@ def test_an_in_memory_model_given_chunks_says_what_takes_them():
         LADRegression(_chunked(LAD))
     with pytest.raises(of.DataError, match="DaskWeightedSVM"):
         WeightedSVM(_chunked(SVM))
+
+
+@pytest.mark.parametrize("case", ["lad", "weighted hinge", "quantile, lasso"])
+def test_sparse_chunks_give_the_in_memory_solve(case):
+    data, loss, penalty, C = CASES[case]
+    X = np.asarray(data.X).copy()
+    X[np.abs(X) < 0.5] = 0.0
+    sparse = of.data.Dataset(X=sp.csr_array(X), y=data.y, sample_weight=data.sample_weight)
+    model = EmpiricalRisk(_chunked(sparse), loss, penalty=penalty, C=C)
+    assert model.data.is_sparse
+    reference = of.solve(EmpiricalRisk(sparse, loss, penalty=penalty, C=C), AggregateDisaggregate())
+    assert _mismatches(of.solve(model, AggregateDisaggregate()), reference) == []
