@@ -47,6 +47,7 @@ from optframe.data import Dataset
 from optframe.data.dask import DaskDataset, rows_text
 from optframe.duality import solve_normal
 from optframe.errors import DataError, IncompatibleDriver, ModelError
+from optframe.kernels import Linear, as_kernel
 from optframe.losses import PLQLoss
 from optframe.model import Formulation, Model, ProblemClass, Solution
 from optframe.penalties import L2, Penalty, as_penalty
@@ -190,13 +191,14 @@ class ChunkedEmpiricalRisk(Model):
 
     def _check_options(self) -> None:
         given = {
-            "kernel": self.kernel not in (None, "linear"),
+            "kernel": self.kernel is not None and not isinstance(as_kernel(self.kernel), Linear),
             "sample_weight": self.sample_weight is not None,
             "free_margin": self.free_margin is not False,
             "penalize_intercept": self.penalize_intercept is not False,
         }
         hints = {
-            "kernel": "the linear model only (kernel=None)",
+            "kernel": "the linear model only (kernel=None); a kernel's aggregated problems need "
+            "kernel rows against every sample",
             "sample_weight": "give the weights in DaskDataset(sample_weight=...)",
             "free_margin": "stated in memory only",
             "penalize_intercept": "append a constant feature and use fit_intercept=False",
