@@ -185,6 +185,12 @@ def test_losses_the_box_qp_cannot_state_are_refused_by_name(loss, words):
         of.solve(model, driver=SMO())
 
 
+def test_the_papers_stopping_rule_is_refused_on_a_dual_with_a_diagonal():
+    model = EmpiricalRisk(classes(m=30), SquaredHinge(), kernel=RBF(gamma=0.5))
+    with pytest.raises(IncompatibleDriver, match="stopping='complete'"):
+        of.solve(model, driver=SMO(stopping="paper"))
+
+
 def test_no_intercept_and_other_penalties_are_refused():
     d = classes(m=30)
     without = EmpiricalRisk(d, SquaredHinge(), fit_intercept=False, kernel=RBF(gamma=0.5))
