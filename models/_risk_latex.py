@@ -26,6 +26,11 @@ def _num(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _coefficient(value: float) -> str:
+    """A factor in front of a term: nothing for 1, else :func:`_num`."""
+    return "" if value == 1.0 else _num(value)
+
+
 def _affine(slope: float, offset: float, variable: str = "a") -> str:
     """``slope * variable + offset`` written the way a person would."""
     if slope == 0.0:

@@ -462,6 +462,57 @@ class KnowledgeBasedSVM(Model):
         return solution
 
     # ------------------------------------------------------------------------------- evaluation
+    def to_latex(self, form: str = "primal") -> str:
+        r"""The problem in LaTeX with this instance's weights and knowledge sets.
+
+        Examples
+        --------
+        >>> from optframe.data import make_classification_svm
+        >>> model = KnowledgeBasedSVM(make_classification_svm(20, 2, random_state=0), lam1=0.1)
+        >>> first = model.to_latex().split(r"\\")[0]
+        >>> first.startswith(r"\min_{w \in \mathbb{R}^{2},\, b} \frac{1}{20}\sum_{i=1}^{20}")
+        True
+        >>> r"0.1\lVert w\rVert_1" in first
+        True
+        """
+        from ._risk_latex import _coefficient, _num
+
+        self.check_form(form)
+        n, m = self.data.n_samples, self.data.n_features
+        sets = self.knowledge
+        variables = rf"w \in \mathbb{{R}}^{{{m}}},\, b"
+        if sets:
+            variables += r",\, u_k \ge 0"
+        objective = (
+            rf"\min_{{{variables}}} \frac{{1}}{{{n}}}\sum_{{i=1}}^{{{n}}} "
+            r"s_i\bigl(1 - y_i(x_i^\top w + b)\bigr)_+"
+        )
+        if self.lam1:
+            objective += rf" + {_num(self.lam1)}\lVert w\rVert_1"
+        objective += rf" + \frac{{{_num(self.lam2)}}}{{2}}\lVert w\rVert^2"
+        lines = [objective]
+        if sets:
+            lines.append(
+                rf"+ \sum_{{k=1}}^{{{len(sets)}}} \Bigl[\frac{{{_num(self.rho)}}}{{2}}"
+                r"\bigl(\lVert B_k^\top u_k + \ell_k w\rVert^2 + \lVert F_k^\top u_k\rVert^2\bigr)"
+                rf" + {_coefficient(float(self.rho_hinge))}"
+                r"\bigl(d_k^\top u_k - \ell_k b + 1\bigr)_+\Bigr]"
+            )
+            for k, kset in enumerate(sets, start=1):
+                rows = kset.B.shape[0]  # type: ignore[union-attr]
+                label = "+1" if kset.label > 0 else "-1"
+                line = (
+                    rf"k = {k}:\ \{{x : B_k x \le d_k\}} \Rightarrow y = {label}"
+                    rf",\quad B_k \in \mathbb{{R}}^{{{rows} \times {m}}}"
+                )
+                if kset.B_fixed is None or kset.B_fixed.shape[1] == 0:  # type: ignore[union-attr]
+                    line += r",\ F_k = 0"
+                else:
+                    fixed = kset.B_fixed.shape[1]  # type: ignore[union-attr]
+                    line += rf",\ F_k \in \mathbb{{R}}^{{{rows} \times {fixed}}}"
+                lines.append(line)
+        return r" \\ ".join(lines)
+
     def objective(self, solution: Solution) -> float:
         """Evaluate the objective (class docstring) at ``w``, ``intercept`` and ``u``.
 

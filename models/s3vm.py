@@ -424,6 +424,49 @@ class SemiSupervisedSVM(Model):
         return self._formulation("cvxpy", problem, {"w": w, "intercept": b, "z": z}, basis)
 
     # ------------------------------------------------------------------------- oracle
+    def to_latex(self, form: str = "primal") -> str:
+        r"""The mixed-integer QP of Bennett and Demiriz in LaTeX, with this instance's numbers.
+
+        Examples
+        --------
+        >>> from optframe.data import Dataset
+        >>> data = Dataset(X=[[0.0], [1.0], [2.0], [3.0]], y=[1.0, 0.0, 0.0, -1.0])
+        >>> text = SemiSupervisedSVM(data, big_m=10.0).to_latex()
+        >>> r"z_i \in \{0, 1\}" in text, r"M = 10" in text
+        (True, True)
+        """
+        from ._risk_latex import _coefficient, _num
+
+        self.check_form(form)
+        m = self.data.n_features
+        labeled, unlabeled = self.labeled.size, self.unlabeled.size
+        cost = "c_i" if self.balance == "cost" else "s_i"
+        lines = [
+            rf"\min_{{w \in \mathbb{{R}}^{{{m}}},\, b,\, \xi,\, \eta^\pm,\, z}} "
+            rf"\tfrac12\lVert w\rVert^2 + {_coefficient(self.C_labeled)}"
+            rf"\sum_{{i \in I_l}} {cost}\,\xi_i"
+            rf" + {_coefficient(self.C_unlabeled)}\sum_{{i \in I_u}} s_i(\eta^+_i + \eta^-_i)",
+            r"\text{s.t. } y_i(x_i^\top w + b) + \xi_i \ge 1,\ \xi_i \ge 0,\quad i \in I_l",
+            r"x_i^\top w + b + \eta^+_i + M(1 - z_i) \ge 1,\ 0 \le \eta^+_i \le M z_i,"
+            r"\quad i \in I_u",
+            r"-(x_i^\top w + b) + \eta^-_i + M z_i \ge 1,\ 0 \le \eta^-_i \le M(1 - z_i),\ "
+            r"z_i \in \{0, 1\},\quad i \in I_u",
+        ]
+        if self.balance == "constraint":
+            lines.append(
+                r"\frac{\sum_{I_u} s_i(x_i^\top w + b)}{\sum_{I_u} s_i} = "
+                r"\frac{\sum_{I_l} s_i y_i}{\sum_{I_l} s_i}"
+            )
+        lines.append(
+            rf"\lvert I_l\rvert = {labeled},\ \lvert I_u\rvert = {unlabeled},\ "
+            rf"M = {_num(self.safe_big_m)}"
+        )
+        if self.balance == "cost":
+            lines.append(
+                r"c_i = s_i \max(1, S_l^{\mp} / S_l^{\pm})\ \text{(the minority class weighted up)}"
+            )
+        return r" \\ ".join(lines)
+
     def objective(self, solution: Solution) -> float:
         r"""Evaluate the objective with the best labels (Lemma 1).
 

@@ -10,6 +10,7 @@ MODULES = [
     "optframe.models.lad",
     "optframe.models.weighted_svm",
     "optframe.models.knowledge_svm",
+    "optframe.models.s3vm",
     "optframe.validation",
     "optframe.errors",
     "optframe.result",

@@ -101,10 +101,15 @@ def test_the_l2svm_states_its_free_margin_and_its_simplex_dual():
 def test_notebooks_get_latex_and_models_without_a_statement_say_so():
     assert LADRegression(REG)._repr_latex_().startswith("$$")
     assert PU._repr_latex_().startswith("$$")
-    s3vm = SemiSupervisedSVM(Dataset(X=np.eye(4), y=np.array([1.0, 0.0, -1.0, 0.0])))
-    assert s3vm._repr_latex_() is None
+    import cvxpy as cp
+
+    from optframe.cvxpy_problem import from_cvxpy
+
+    x = cp.Variable(name="x")
+    users = from_cvxpy(cp.Problem(cp.Minimize(cp.square(x - 1))))
+    assert users._repr_latex_() is None
     with pytest.raises(ModelError, match="no LaTeX"):
-        s3vm.to_latex()
+        users.to_latex()
     with pytest.raises(ModelError, match="form"):
         LADRegression(REG).to_latex("primal-dual")
     free_only = EmpiricalRisk(CLS, SquaredHinge(), free_margin=True, fit_intercept=False)
@@ -117,3 +122,33 @@ def test_describe_lists_forms_layers_structures_and_drivers():
     assert text.splitlines()[0] == "WeightedSVM: a QP on 4 samples x 2 features"
     assert "drivers: direct, aid, smo" in text
     assert "BoxQPDual" in text
+
+
+def test_the_s3vm_and_the_knowledge_svm_state_themselves():
+    """The mixed-integer QP with its sizes and M; the ENK-SVM with one line per knowledge set."""
+    from optframe.models import KnowledgeBasedSVM
+
+    data = Dataset(X=np.eye(4), y=np.array([1.0, 0.0, -1.0, 0.0]))
+    for balance in ("none", "constraint", "cost"):
+        s3vm = SemiSupervisedSVM(data, C_labeled=2.0, C_unlabeled=0.5, big_m=7.0, balance=balance)
+        latex = s3vm.to_latex()
+        convert(r"\begin{gathered}" + latex + r"\end{gathered}")
+        lines = latex.split(r" \\ ")
+        assert r"2\sum_{i \in I_l}" in lines[0]
+        assert r"0.5\sum_{i \in I_u}" in lines[0]
+        assert r"\lvert I_l\rvert = 2,\ \lvert I_u\rvert = 2,\ M = 7" in latex
+        assert (r"\sum_{I_u} s_i(x_i^\top w + b)" in latex) == (balance == "constraint")
+        assert ("c_i" in lines[0]) == (balance == "cost")
+        assert s3vm._repr_latex_().startswith("$$")
+    plain, knowing = KnowledgeBasedSVM.examples()
+    assert r"u_k" not in plain.to_latex()
+    latex = knowing.to_latex()
+    convert(r"\begin{gathered}" + latex + r"\end{gathered}")
+    lines = latex.split(r" \\ ")
+    assert r"\frac{1}{40}\sum_{i=1}^{40}" in lines[0]
+    assert r"0.05\lVert w\rVert_1 + \frac{0.1}{2}\lVert w\rVert^2" in lines[0]
+    assert lines[1].startswith(r"+ \sum_{k=1}^{2}")
+    assert lines[2].startswith("k = 1")
+    assert r"y = +1" in lines[2]
+    assert lines[3].startswith("k = 2")
+    assert r"y = -1" in lines[3]
