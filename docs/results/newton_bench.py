@@ -21,6 +21,7 @@ Rerun from the repository root::
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/newton_bench.py > docs/results/newton_runs.jsonl
     .venv/bin/python docs/results/newton_bench.py --only shapes >> docs/results/newton_runs.jsonl
+    .venv/bin/python docs/results/newton_bench.py --only hessian >> docs/results/newton_runs.jsonl
     .venv/bin/python docs/results/newton_bench.py --report docs/results/newton_runs.jsonl
 """
 
@@ -117,6 +118,46 @@ def shape_cells():
             yield cell | {"intercept": False}, model
 
 
+def hessian_cells():
+    """One JSON line: a Hessian product on a9a's CSR rows, compiled pass against scipy's two."""
+    from optframe.drivers import newton_core
+    from optframe.drivers.dcd import as_csr
+
+    a9a = load_dataset("a9a")
+    X = sp.hstack([sp.csr_array(a9a.X), np.ones((a9a.n_samples, 1))], format="csr")
+    n, m = X.shape
+    rng = np.random.default_rng(0)
+    curvature = rng.random(n) * (rng.random(n) < 0.6)  # the squared hinge's rows with curvature
+    rows = np.flatnonzero(curvature > 0)
+    d, out = rng.normal(size=m + 1), np.empty(m + 1)
+    indptr, indices, data = as_csr(X)
+    curved = rows.astype(np.uint64)
+
+    def compiled():
+        newton_core.hessian_product(indptr, indices, data, curved, curvature, d, False, 1.0, out)
+
+    def two_products():
+        Xr = X[rows]  # the copy of the curved rows the products would need
+        fitted = curvature[rows] * (Xr @ d[:-1])
+        return Xr.T @ fitted + d[:-1]
+
+    def two_products_on_a_copy(Xr=X[rows], weights=curvature[rows]):
+        return Xr.T @ (weights * (Xr @ d[:-1])) + d[:-1]
+
+    compiled()
+    record = {"data": "a9a", "n": int(n), "m": int(m), "curved": int(rows.size), "loss": "hessian"}
+    for name, run in (("compiled", compiled), ("scipy", two_products_on_a_copy),
+                      ("scipy with the copy", two_products)):  # fmt: skip
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(100):
+                run()
+            times.append((time.perf_counter() - start) / 100)
+        record[f"{name} ms"] = 1e3 * statistics.median(times)
+    print(json.dumps(record), flush=True)
+
+
 def timed(model, driver, repeats):
     """Median seconds of ``repeats`` solves after a warm-up, and the last result."""
     of.solve(model, driver=driver)  # warm-up: compilation, imports, caches
@@ -135,6 +176,8 @@ def measure(repeats: int, only: set[str]) -> None:
         "regression": regression_cells,
         "shapes": shape_cells,
     }
+    if "hessian" in only:
+        hessian_cells()
     for family, cells in families.items():
         if only and family not in only:
             continue
@@ -166,6 +209,8 @@ def report(path: str) -> None:
         rows = [json.loads(line) for line in lines]
     cells: dict[tuple, dict[str, dict]] = {}
     for row in rows:
+        if row["loss"] == "hessian":
+            continue
         key = (row["data"], row["loss"], row["intercept"], row["n"])
         cells.setdefault(key, {})[row["driver"]] = row
     print("| data | loss | intercept | n | newton, s | dcd, s | direct, s | newton / best other |")
