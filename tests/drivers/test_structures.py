@@ -13,6 +13,7 @@ from optframe.capabilities import (
     STRUCTURES,
     BoxQPDual,
     ElasticNetKnowledge,
+    ElasticNetSmoothLoss,
     LinearBoxDual,
     PiecewiseLinearSampleLoss,
     SimplexQP,
@@ -113,7 +114,8 @@ OFFERS = [
         EmpiricalRisk(SVM_DATA, Hinge(), fit_intercept=False),
         {PiecewiseLinearSampleLoss, LinearBoxDual},
     ),
-    (EmpiricalRisk(SVM_DATA, SquaredHinge()), {BoxQPDual}),  # the L2-loss SVM's standard dual
+    # the L2-loss SVM's standard dual (SMO); the ridge with a differentiable loss (CD, Newton)
+    (EmpiricalRisk(SVM_DATA, SquaredHinge()), {BoxQPDual, ElasticNetSmoothLoss}),
 ]
 
 
