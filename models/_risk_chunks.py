@@ -269,6 +269,13 @@ def penalized_dual(
 
 
 # ---------------------------------------------------------- certificate, no penalty
+def multiplier_size(
+    X: Any, y: NDArray, w: NDArray, lo: int, item: Any, loss: PLQChunkLoss, params: dict
+) -> float:
+    r""":math:`\max_i \lvert v_i\rvert` on the chunk (the scale of the pinning tolerance)."""
+    return float(np.max(np.abs(loss.multiplier(X, y, w, lo, item, params)), initial=0.0))
+
+
 def with_ones(X: Any, fit_intercept: bool) -> Any:
     r""":math:`[X, \mathbf 1]` (or :math:`X`): the columns of the dual's equality rows."""
     if not fit_intercept:
@@ -300,14 +307,18 @@ def _projected_part(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
+    pin: float,
     correction: NDArray | None,
 ) -> tuple[NDArray, NDArray[np.bool_], NDArray, NDArray]:
-    """:math:`v - Ac` for ``correction`` :math:`c` (0 on the rows held at 0), free rows, box."""
+    r""":math:`v - Ac` for ``correction`` :math:`c` (0 on the rows held at 0), free rows, box.
+
+    Rows held at 0: a zero weight, or :math:`\lvert v_i\rvert \le` ``pin`` at a box end of 0.
+    """
     v = loss.multiplier(X, y, w, lo, item, params)
     low, high = loss.box(w)
     q = loss.slope(y)
     v_low, v_high = np.minimum(-q * low, -q * high), np.maximum(-q * low, -q * high)
-    pinned = (loss.C * w <= 0) | ((v == 0) & ((v_low == 0) | (v_high == 0)))
+    pinned = (loss.C * w <= 0) | ((np.abs(v) <= pin) & ((v_low == 0) | (v_high == 0)))
     free = ~pinned & ((v_high > 0) | (v_low < 0))
     part = np.where(free, v, 0.0)
     if correction is not None:
@@ -323,6 +334,7 @@ def projection_step(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
+    pin: float,
     correction: NDArray | None,
     gram: bool,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
@@ -332,7 +344,7 @@ def projection_step(
     :math:`A = [X, \mathbf 1]`, :math:`c` the sum of the previous passes' least-squares
     solutions), and :math:`A_F^\top A_F` of the free rows when ``gram``.
     """
-    part, free, _, _ = _projected_part(X, y, w, lo, item, loss, params, correction)
+    part, free, _, _ = _projected_part(X, y, w, lo, item, loss, params, pin, correction)
     rhs = transposed_times(X, part, loss.fit_intercept)
     if not gram:
         return rhs, None
@@ -349,6 +361,7 @@ def projection_check(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
+    pin: float,
     correction: NDArray | None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], tuple[float, float]]:
     r"""The point's largest ratio to its box's end, :math:`A^\top v`, :math:`|A|^\top|v|`, terms.
@@ -357,7 +370,7 @@ def projection_check(
     :func:`~optframe.duality.equality_residuals`); the last are the dual's loss terms at the
     point, the bound when the ratio is at most 1.
     """
-    part, _, v_low, v_high = _projected_part(X, y, w, lo, item, loss, params, correction)
+    part, _, v_low, v_high = _projected_part(X, y, w, lo, item, loss, params, pin, correction)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(part > 0, part / v_high, np.where(part < 0, part / v_low, 0.0))
     excess = float(np.max(ratio, initial=0.0))
@@ -376,11 +389,12 @@ def projection_value(
     item: Any,
     loss: PLQChunkLoss,
     params: dict,
+    pin: float,
     correction: NDArray | None,
     divisor: float,
 ) -> tuple[float, float]:
     r"""The loss terms of the dual at the projected point divided by ``divisor`` (into its box)."""
-    part, _, _, _ = _projected_part(X, y, w, lo, item, loss, params, correction)
+    part, _, _, _ = _projected_part(X, y, w, lo, item, loss, params, pin, correction)
     return loss.loss_terms(y, w, part / divisor)
 
 

@@ -25,7 +25,8 @@ multiplier:
   least-squares passes (the :math:`(m+1) \times (m+1)` normal equations summed over the chunks),
   divided back into its box, its rows checked to rounding (a row left above it after up to two
   more least-squares steps gives no bound); three passes over the chunks when the first check
-  holds. No pass copies a chunk's ``X``.
+  holds. Multipliers at a box end of 0 (the hinge's) are held there, within each tolerance of
+  ``ZERO_ENDS`` in turn, as in memory. No pass copies a chunk's ``X``.
 
 The candidates are the in-memory model's (:meth:`ChunkedEmpiricalRisk.dual_bound`): the
 solution's own multipliers (``alpha``, lifted by AID), and the loss's subgradient at
@@ -54,6 +55,7 @@ from optframe.penalties import L2, Penalty, as_penalty
 
 from . import _risk_chunks as rc
 from ._common import check_features, check_flag, check_positive
+from ._risk_dual import ZERO_ENDS
 from ._risk_losses import loss_kind
 from .empirical_risk import CLOSED, KINK_TOLERANCES
 
@@ -397,6 +399,7 @@ class ChunkedEmpiricalRisk(Model):
         params = loss.params(solution)
         objective = self.objective(solution)
         enough = objective - CLOSED * self.gap_scale(objective, None)
+        self._cache["enough"] = enough
         key, chunks = self.dual_key, self.data.n_chunks
         candidates = []
         if key in solution:
@@ -473,25 +476,53 @@ class ChunkedEmpiricalRisk(Model):
         return terms - self._penalty.conjugate(z)
 
     def _unpenalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list) -> float:
+        r"""Without a penalty: the best projection over the pinning tolerances ``ZERO_ENDS``.
+
+        As in memory, multipliers within a tolerance (relative to :math:`\max_i\lvert
+        v_i\rvert`) of a box end at 0 are held there while :math:`v` is projected; a loss whose
+        boxes have no end at 0 (LAD, pinball) gives one point whatever the tolerance.
+        """
+        low, high = self.loss.conjugate_domain
+        tolerances = ZERO_ENDS if low == 0.0 or high == 0.0 else ZERO_ENDS[:1]
+        enough = self._cache["enough"]
+        best, size = -math.inf, None
+        for tol in tolerances:
+            pin = 0.0
+            if tol > 0.0:
+                if size is None:
+                    size = max(
+                        self.data.map_chunks(rc.multiplier_size, loss, params, per_chunk=items)
+                    )
+                pin = tol * max(size, 1e-300)
+            best = max(best, self._projected_bound(loss, params, items, pin))
+            if best >= enough:
+                break
+        return best
+
+    def _projected_bound(
+        self, loss: rc.PLQChunkLoss, params: dict, items: list, pin: float
+    ) -> float:
         data, per_chunk = self.data, items
         correction: NDArray | None = None  # the sum of the passes' least-squares solutions
-        gram = self._cache.get("gram")
+        # the free rows depend on the multiplier when a box has an end at 0 (pinned rows): the
+        # Gram is kept only when every positive-weight row is free, as with LAD's boxes
+        low, high = self.loss.conjugate_domain
+        keep = low < 0.0 < high
+        gram = self._cache.get("gram") if keep else None
         for _ in range(REFINEMENTS):
             need = gram is None
             step = data.map_chunks(
-                rc.projection_step, loss, params, correction, need, per_chunk=per_chunk
+                rc.projection_step, loss, params, pin, correction, need, per_chunk=per_chunk
             )
             if need:
                 gram = sum(g for _, g in step)
             step_size = solve_normal(gram, sum(r for r, _ in step))
             correction = step_size if correction is None else correction + step_size
-        # the free rows depend on the multiplier (pinned zeros): the Gram is kept only when
-        # every positive-weight row is free, as with LAD's and the pinball's boxes
-        if self.loss.conjugate_domain[0] < 0 < self.loss.conjugate_domain[1]:
+        if keep:
             self._cache["gram"] = gram
         for extra in range(EXTRA_REFINEMENTS + 1):
             final = data.map_chunks(
-                rc.projection_check, loss, params, correction, per_chunk=per_chunk
+                rc.projection_check, loss, params, pin, correction, per_chunk=per_chunk
             )
             signed = sum(f[1] for f in final)
             residual = np.abs(signed)
@@ -509,7 +540,7 @@ class ChunkedEmpiricalRisk(Model):
         if loss.homogeneous:  # the terms at v / excess are those at v over excess
             return float(sum(f[3][0] + f[3][1] for f in final)) / excess
         parts = data.map_chunks(
-            rc.projection_value, loss, params, correction, excess, per_chunk=per_chunk
+            rc.projection_value, loss, params, pin, correction, excess, per_chunk=per_chunk
         )
         return float(sum(p[0] + p[1] for p in parts))
 

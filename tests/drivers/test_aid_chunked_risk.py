@@ -21,6 +21,7 @@ from optframe.drivers import AggregateDisaggregate
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.losses import (
     Absolute,
+    DoubleHinge,
     EpsilonInsensitive,
     Hinge,
     Huber,
@@ -71,6 +72,8 @@ CASES = {
     "quantile, lasso": (LAD, Pinball(0.3), L1(), 1.0),
     "hinge, elastic net": (SVM, Hinge(), ElasticNet(0.5), 2.0),
     "own loss, ridge": (LAD, OWN, L2(), 1.0),
+    "double hinge, ridge": (SVM, DoubleHinge(), L2(), 1.0),  # its conjugate is not homogeneous
+    "hinge, no penalty": (SVM, Hinge(), None, 1.0),  # multipliers held at a box end of 0
 }
 
 
@@ -215,7 +218,13 @@ def test_what_chunks_do_not_take_is_refused_by_name(loss, options, match):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_certificate_at_a_perturbed_point_is_the_in_memory_one(case):
-    """Without duals, both try the filled subgradient at each kink tolerance: same bound."""
+    """Without duals, both try the filled subgradient at each kink tolerance: same bound.
+
+    Far from the optimum the hinge without a penalty fills the m + 1 samples nearest its kink,
+    and some are equally near (2 and 4 samples at the same distance here): a chunk's X w,
+    rounded in another order, can break that tie for another sample. Both bounds are then
+    valid, and close, not equal.
+    """
     data, loss, penalty, C = CASES[case]
     in_memory = EmpiricalRisk(data, loss, penalty=penalty, C=C)
     model = EmpiricalRisk(_chunked(data), loss, penalty=penalty, C=C)
@@ -226,7 +235,8 @@ def test_the_certificate_at_a_perturbed_point_is_the_in_memory_one(case):
         assert model.objective(point) == pytest.approx(objective, rel=1e-12)
         bound = model.dual_bound(point)
         assert bound <= objective * (1 + 1e-12) + 1e-12
-        assert bound == pytest.approx(in_memory.dual_bound(point), rel=1e-9)
+        tie = case == "hinge, no penalty" and shift == 1e-3
+        assert bound == pytest.approx(in_memory.dual_bound(point), rel=1e-2 if tie else 1e-9)
 
 
 def test_a_tiny_column_still_gets_a_bound():
