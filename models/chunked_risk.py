@@ -399,7 +399,6 @@ class ChunkedEmpiricalRisk(Model):
         params = loss.params(solution)
         objective = self.objective(solution)
         enough = objective - CLOSED * self.gap_scale(objective, None)
-        self._cache["enough"] = enough
         key, chunks = self.dual_key, self.data.n_chunks
         candidates = []
         if key in solution:
@@ -412,7 +411,7 @@ class ChunkedEmpiricalRisk(Model):
         for candidate in candidates:
             items = [candidate()]
             if unpenalized:
-                value = self._unpenalized_bound(loss, params, items)
+                value = self._unpenalized_bound(loss, params, items, enough)
             else:
                 value = self._penalized_bound(loss, params, items)
             best = max(best, value)
@@ -475,16 +474,18 @@ class ChunkedEmpiricalRisk(Model):
         terms = float(sum(p[0] + p[1] for p in parts))
         return terms - self._penalty.conjugate(z)
 
-    def _unpenalized_bound(self, loss: rc.PLQChunkLoss, params: dict, items: list) -> float:
+    def _unpenalized_bound(
+        self, loss: rc.PLQChunkLoss, params: dict, items: list, enough: float
+    ) -> float:
         r"""Without a penalty: the best projection over the pinning tolerances ``ZERO_ENDS``.
 
         As in memory, multipliers within a tolerance (relative to :math:`\max_i\lvert
         v_i\rvert`) of a box end at 0 are held there while :math:`v` is projected; a loss whose
-        boxes have no end at 0 (LAD, pinball) gives one point whatever the tolerance.
+        boxes have no end at 0 (LAD, pinball) gives one point whatever the tolerance. The search
+        stops at a value of at least ``enough``.
         """
         low, high = self.loss.conjugate_domain
         tolerances = ZERO_ENDS if low == 0.0 or high == 0.0 else ZERO_ENDS[:1]
-        enough = self._cache["enough"]
         best, size = -math.inf, None
         for tol in tolerances:
             pin = 0.0
