@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,7 +19,7 @@ from optframe.drivers.base import Callback, Driver, RunContext
 from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
 from optframe.registry import drivers
-from optframe.result import Result
+from optframe.result import Result, Status
 from optframe.validation import check_integer, check_number
 
 
@@ -220,12 +221,12 @@ def solve(
     tol, max_iter, time_limit = checked["tol"], checked["max_iter"], checked["time_limit"]
     gap_tol = checked["gap_tol"]
     threads, verbose = checked["threads"], bool(verbose)
-    rule, fallback = None, None
+    rule, fallback, unproven = None, None, None
     if isinstance(driver, str) and driver.lower() == "auto":
         choice = choose(
             model, backend if isinstance(backend, str) else "auto", bool(solver_options)
         )
-        chosen, rule = choice.driver, choice.rule
+        chosen, rule, unproven = choice.driver, choice.rule, choice.unproven
         if choice.backend is not None:
             fallback, backend = backend, choice.backend
     else:
@@ -240,10 +241,54 @@ def solve(
         solver_options=dict(solver_options or {}),
         gap_tol=gap_tol,
     )
-    context = RunContext(backend=backend, options=options, callback=callback, fallback=fallback)
+    asked_to_stop: list[bool] = []
+    watched = callback
+    if unproven is not None and callback is not None:  # a stop the user asked for is kept
+        user_callback = callback
+
+        def watched(record: Any) -> bool:
+            answer = bool(user_callback(record))
+            asked_to_stop.append(answer)
+            return answer
+
+    context = RunContext(backend=backend, options=options, callback=watched, fallback=fallback)
+    started = time.perf_counter()
     with blas_threads(options.threads):
         result = chosen.run(model, context)
     explicit = gap_tol is not None or tol is not None
     if rule is not None:
         result = replace(result, stats={**result.stats, "auto_rule": rule})
-    return certify(model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit))
+    certified = certify(
+        model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit)
+    )
+    if unproven is None or certified.status is not Status.CONVERGED or any(asked_to_stop):
+        return certified
+    return _run_unproven(model, unproven, certified, context, started, explicit)
+
+
+def _run_unproven(
+    model: Model,
+    driver: Driver,
+    first: Result,
+    context: RunContext,
+    started: float,
+    explicit: bool,
+) -> Result:
+    """``driver`` after ``auto``'s first driver stopped without a proof, on the time left.
+
+    Its result says what ran first (``stats["auto_first"]``: the driver, its gap and seconds,
+    which ``timings.total`` includes); the first result stands when the time is up.
+    """
+    limit = context.options.time_limit
+    left = None if limit is None else limit - (time.perf_counter() - started)
+    if left is not None and left <= 0:
+        return first
+    options = replace(context.options, time_limit=left)
+    with blas_threads(options.threads):
+        result = driver.run(model, replace(context, options=options))
+    first_run = {"driver": first.driver, "gap": first.gap, "seconds": first.timings.total}
+    rule = f"{first.stats.get('auto_rule')}; it stopped without a proof: {driver.name}"
+    timings = replace(result.timings, total=result.timings.total + first.timings.total)
+    stats = {**result.stats, "auto_rule": rule, "auto_first": first_run}
+    result = replace(result, stats=stats, timings=timings)
+    return certify(model, result, resolve_gap_tol(model, driver.gap_tolerance(options), explicit))

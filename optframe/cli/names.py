@@ -84,8 +84,13 @@ def backend_name(name: str) -> str:
 
 
 def model_parameters(cls: type) -> list[str]:
-    """The keyword parameters of a model class, after its data."""
-    parameters = list(inspect.signature(cls).parameters.values())[1:]
+    """The keyword parameters of a model class, after its data.
+
+    Read from ``__init__`` (after ``self`` and the data): a class whose ``__new__`` takes
+    ``*args, **kwargs`` (``EmpiricalRisk``, which makes a chunked model on Dask data) would hide
+    them from ``inspect.signature(cls)``.
+    """
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[2:]
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 

@@ -31,7 +31,8 @@ In order, the first rule that applies:
    :class:`~optframe.drivers.PrimalNewton` (3x to 100x faster than Direct from 1,000 rows, as
    fast below; ``docs/results/newton.md``), unless the next two rules take it first (a margin
    loss without intercept below :data:`NEWTON_MIN_SAMPLES` rows, or with more features than
-   rows for the squared or smoothed hinge: DCD's steps are cheaper there);
+   rows for the squared or smoothed hinge: DCD's steps are cheaper there); when Newton stops
+   without a proof, Direct runs after it (``Choice.unproven``);
 8. a linear model offering ``PiecewiseBoxDual`` but no ``LinearBoxDual`` (a margin loss with
    quadratic pieces: the squared or smoothed hinge, no intercept) with at least
    :data:`DCD_PIECES_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD`;
@@ -113,11 +114,17 @@ class Choice:
     reference solver of the problem class). A back-end a rule prefers falls back to the
     caller's when it refuses the formulation built for it (:class:`~optframe.drivers.base.
     RunContext`'s ``fallback``): the rule reads the model's shape, the back-end the built LP.
+
+    ``unproven`` is the driver to run when the chosen one stops ``converged``, without a proof
+    (:func:`optframe.solve` runs it on the time left): PrimalNewton's certificate cannot close on
+    badly scaled columns (raw cpusmall, features up to 2e6: the objective settles to 16 digits
+    with the gap at 1e-4 of it), where Direct's interior point certifies.
     """
 
     driver: Driver
     rule: str
     backend: str | None = None
+    unproven: Driver | None = None
 
 
 def _fn_takes_dual(model: Model, n: int) -> bool:
@@ -164,7 +171,7 @@ def _linear_choice(model: Model, n: int) -> Choice | None:
             return Choice(CoordinateDescent(), rule)
         if not _dcd_first(model, n):
             rule = f"the ridge with a differentiable loss, n = {n}: primal Newton"
-            return Choice(PrimalNewton(), rule)
+            return Choice(PrimalNewton(), rule, unproven=Direct())
     if (
         n >= DCD_PIECES_MIN_SAMPLES
         and not model.offers_structure(LinearBoxDual)

@@ -3,7 +3,7 @@ r"""Numba kernel of :class:`~optframe.drivers.newton.PrimalNewton`: the Hessian 
 .. math::
 
     H d = \bigl(X_R^\top (h_R \odot (X_R d_w + d_b)) + \lambda d_w,\
-    \mathbf 1^\top (h_R \odot (X_R d_w + d_b))\bigr)
+    \mathbf 1^\top (h_R \odot (X_R d_w + d_b)) + \lambda d_b\bigr)
 
 over the rows :math:`R` with curvature :math:`h_i > 0`, in one pass over them: each row's
 product with :math:`d_w` and its share of :math:`X^\top` are taken while the row is in cache
@@ -19,7 +19,9 @@ import numba
 
 @numba.njit(cache=True, nogil=True)
 def hessian_product(indptr, indices, data, rows, curvature, d, intercept, lam, out):
-    """``out = H d`` (length m + 1; the last entry the intercept's, 0 without one)."""
+    """``out = H d`` (length m + 1; the last entry the intercept's, damped by ``lam``; 0 without
+    an intercept).
+    """
     m = out.shape[0] - 1
     for j in range(m):
         out[j] = lam * d[j]
@@ -34,4 +36,4 @@ def hessian_product(indptr, indices, data, rows, curvature, d, intercept, lam, o
         total += fitted
         for p in range(indptr[i], indptr[i + 1]):
             out[indices[p]] += fitted * data[p]
-    out[m] = total if intercept else 0.0
+    out[m] = total + lam * d[m] if intercept else 0.0

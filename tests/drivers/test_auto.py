@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import optframe as of
-from optframe.data import Dataset, make_classification_svm, make_lad_set_a
+from optframe.data import Dataset, load_dataset, make_classification_svm, make_lad_set_a
 from optframe.drivers import auto
 from optframe.kernels import RBF
 from optframe.losses import Huber, Pinball
@@ -143,3 +143,30 @@ def test_newton_takes_margin_losses_from_its_size_unless_wider_than_long():
     assert auto.choose(pieces).driver.name == "dcd"  # the pieces' steps are cheaper there
     entropy = EmpiricalRisk(Dataset(X=wide, y=y), Logistic(), fit_intercept=False)
     assert auto.choose(entropy).driver.name == "newton"
+
+
+def test_newton_without_a_proof_hands_over_to_direct():
+    """Raw cpusmall (features up to 2e6): Newton's gap stalls at 1e-4; auto then runs Direct.
+
+    A stop the user's callback asked for is not overridden.
+    """
+    data = load_dataset("cpusmall").subset(np.arange(300))
+    model = EmpiricalRisk(data, Huber(1.0))
+    alone = of.solve(model, "newton")
+    assert alone.status is of.Status.CONVERGED  # the case: no proof from Newton
+    result = of.solve(model)
+    assert result.driver == "direct"
+    assert result.status is of.Status.OPTIMAL
+    first = result.stats["auto_first"]
+    assert first["driver"] == "newton"
+    assert first["gap"] > 1e-6
+    assert result.timings.total >= first["seconds"]
+    assert "without a proof" in result.stats["auto_rule"]
+    assert result.objective == pytest.approx(alone.objective, rel=1e-9)
+    stopped = of.solve(model, callback=lambda record: True)
+    assert stopped.driver == "newton"
+    assert "auto_first" not in stopped.stats
+    standardized = EmpiricalRisk(
+        Dataset(X=(data.X - data.X.mean(axis=0)) / data.X.std(axis=0), y=data.y), Huber(1.0)
+    )
+    assert of.solve(standardized).driver == "newton"  # no hand-over when Newton proves it

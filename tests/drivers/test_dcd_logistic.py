@@ -13,8 +13,8 @@ import scipy.sparse as sp
 import optframe as of
 from optframe.capabilities import EntropyBoxDual, LinearBoxDual, PiecewiseBoxDual
 from optframe.data import Dataset, load_dataset
-from optframe.drivers import DCD, Direct
-from optframe.drivers.auto import DCD_MIN_SAMPLES, choose
+from optframe.drivers import DCD, Direct, PrimalNewton
+from optframe.drivers.auto import DCD_MIN_SAMPLES, NEWTON_MIN_SAMPLES, choose
 from optframe.errors import IncompatibleDriver
 from optframe.losses import Logistic
 from optframe.models import EmpiricalRisk
@@ -167,12 +167,13 @@ def test_refusals_name_the_reason(cancer):
 def test_auto_sends_logistic_without_intercept_to_dcd(a1a):
     X, y = a1a
     small = EmpiricalRisk(Dataset(X=X[:500], y=y[:500]), Logistic(), fit_intercept=False)
-    assert isinstance(choose(small).driver, Direct)
+    assert isinstance(choose(small).driver, PrimalNewton)  # below DCD's size
     data = load_dataset("svmguide1")  # 3,089 rows
-    assert data.n_samples >= DCD_MIN_SAMPLES
+    assert DCD_MIN_SAMPLES <= data.n_samples < NEWTON_MIN_SAMPLES
     model = EmpiricalRisk(data, Logistic(), fit_intercept=False)
     assert isinstance(choose(model).driver, DCD)
-    assert isinstance(choose(EmpiricalRisk(data, Logistic())).driver, Direct)  # intercept
+    free = EmpiricalRisk(data, Logistic())  # with an intercept DCD has no dual
+    assert isinstance(choose(free).driver, PrimalNewton)
     result = of.solve(model)
     assert result.driver == "dcd"
     assert result.status is of.Status.OPTIMAL, result.summary()

@@ -156,10 +156,16 @@ def test_only_clarabel_through_cvxpy_takes_the_exponential_cone(cancer):
     with pytest.raises(ModelError, match="dual form"):
         model.build("cvxpy", form="dual")
     pairs = {(pair.driver.name, pair.backend) for pair in applicable_pairs(model)}
-    assert pairs == {("direct", "cvxpy:clarabel")}  # DCD needs fit_intercept=False
+    # DCD needs fit_intercept=False; Newton and CD take the intercept
+    assert pairs == {("direct", "cvxpy:clarabel"), ("newton", "auto"), ("cd", "auto")}
     no_b = EmpiricalRisk(Dataset(X=X[:80], y=y[:80]), Logistic(), fit_intercept=False)
     pairs = {(pair.driver.name, pair.backend) for pair in applicable_pairs(no_b)}
-    assert pairs == {("direct", "cvxpy:clarabel"), ("dcd", "auto")}
+    assert pairs == {
+        ("direct", "cvxpy:clarabel"),
+        ("dcd", "auto"),
+        ("newton", "auto"),
+        ("cd", "auto"),
+    }
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
