@@ -11,19 +11,18 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from smooth_loss_data import a1a_rows, abalone_rows, data_for, reference
 
 import optframe as of
 import optframe.models._risk_sparse as risk_sparse
 from optframe.capabilities import ElasticNetSmoothLoss
-from optframe.data import Dataset, load_dataset
-from optframe.drivers import CoordinateDescent, Direct
+from optframe.data import Dataset
+from optframe.drivers import CoordinateDescent
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.losses import Hinge, Huber, Logistic, Pinball, PLQLoss, SquaredHinge
 from optframe.models import EmpiricalRisk
 from optframe.penalties import L1, L2, ElasticNet
 
-TIGHT = {"tol_gap_rel": 1e-11, "tol_gap_abs": 1e-11, "tol_feas": 1e-11}
 LEAST_SQUARES = PLQLoss(rehu=[(1.0, 0.0, math.inf), (-1.0, 0.0, math.inf)], kind="regression")
 LOSSES = {
     "least_squares": (LEAST_SQUARES, "regression"),
@@ -36,31 +35,13 @@ LOSSES = {
 @pytest.fixture(scope="module")
 def a1a():
     """400 rows of a1a (sparse binary features, labels in {-1, +1})."""
-    data = load_dataset("a1a")
-    return sp.csr_array(data.X)[:400], np.where(np.asarray(data.y)[:400] > 0, 1.0, -1.0)
+    return a1a_rows(400)
 
 
 @pytest.fixture(scope="module")
 def abalone():
     """400 rows of abalone, standardized, the target centered (dense, regression)."""
-    data = load_dataset("abalone")
-    X = data.X.toarray()[:400]
-    X = (X - X.mean(axis=0)) / np.maximum(X.std(axis=0), 1e-12)
-    y = np.asarray(data.y, dtype=np.float64)[:400]
-    return X, y - np.median(y)
-
-
-def data_for(kind, sparse, a1a, abalone):
-    """Classification rows from a1a, regression rows from abalone; dense or CSR."""
-    X, y = a1a if kind == "classification" else abalone
-    X = sp.csr_array(X) if sparse else (X.toarray() if sp.issparse(X) else X)
-    return X, y
-
-
-def reference(model):
-    if getattr(model.loss, "is_smooth", False):  # the exponential cone: Clarabel through cvxpy
-        return of.solve(model, Direct(), backend="cvxpy:clarabel", solver_options=TIGHT)
-    return of.solve(model, Direct(form="primal"), backend="clarabel", solver_options=TIGHT)
+    return abalone_rows(400)
 
 
 def check(result, ref, rel=1e-6):

@@ -11,17 +11,17 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from smooth_loss_data import a1a_rows, abalone_rows, data_for, reference
 
 import optframe as of
 from optframe.capabilities import ElasticNetSmoothLoss
 from optframe.data import Dataset, load_dataset
-from optframe.drivers import Direct, PrimalNewton
+from optframe.drivers import PrimalNewton
 from optframe.errors import IncompatibleDriver, ModelError
 from optframe.losses import Hinge, Huber, Logistic, PLQLoss, SquaredHinge
 from optframe.models import EmpiricalRisk
 from optframe.penalties import L1, L2, ElasticNet
 
-TIGHT = {"tol_gap_rel": 1e-11, "tol_gap_abs": 1e-11, "tol_feas": 1e-11}
 TAU = 0.3
 EXPECTILE = [(math.sqrt(2 * TAU), 0.0, math.inf), (-math.sqrt(2 * (1 - TAU)), 0.0, math.inf)]
 LOSSES = {
@@ -40,30 +40,13 @@ LOSSES = {
 @pytest.fixture(scope="module")
 def a1a():
     """600 rows of a1a (sparse binary features, labels in {-1, +1})."""
-    data = load_dataset("a1a")
-    return sp.csr_array(data.X)[:600], np.where(np.asarray(data.y)[:600] > 0, 1.0, -1.0)
+    return a1a_rows(600)
 
 
 @pytest.fixture(scope="module")
 def abalone():
     """600 rows of abalone, standardized, the target centered (dense, regression)."""
-    data = load_dataset("abalone")
-    X = data.X.toarray()[:600]
-    X = (X - X.mean(axis=0)) / np.maximum(X.std(axis=0), 1e-12)
-    y = np.asarray(data.y, dtype=np.float64)[:600]
-    return X, y - np.median(y)
-
-
-def data_for(kind, sparse, a1a, abalone):
-    X, y = a1a if kind == "classification" else abalone
-    X = sp.csr_array(X) if sparse else (X.toarray() if sp.issparse(X) else X)
-    return X, y
-
-
-def reference(model):
-    if getattr(model.loss, "is_smooth", False):  # the exponential cone: Clarabel through cvxpy
-        return of.solve(model, Direct(), backend="cvxpy:clarabel", solver_options=TIGHT)
-    return of.solve(model, Direct(form="primal"), backend="clarabel", solver_options=TIGHT)
+    return abalone_rows(600)
 
 
 def check(result, ref, rel=1e-6):
