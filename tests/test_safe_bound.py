@@ -1,18 +1,18 @@
 """The bound made safe from any solver's duals (Neumaier-Shcherbina, with the tangent plane for
 QPs), and a user's model without a dual of its own that becomes OPTIMAL through it."""
 
-from dataclasses import dataclass, replace
-from typing import ClassVar
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from user_models import UserLeastAbsolute, UserRidge
 
 import optframe as of
 from optframe.backend import SolveOptions
 from optframe.data import Dataset
 from optframe.drivers import Direct
-from optframe.model import Formulation, MatrixProblem, Model, ProblemClass
+from optframe.model import Formulation, MatrixProblem, ProblemClass
 from optframe.registry import backends
 from optframe.safe_bound import safe_lower_bound
 
@@ -112,63 +112,6 @@ def test_a_free_column_without_balance_gives_no_bound():
 
 
 # ------------------------------------------------------------ a user's model without a dual
-@dataclass(frozen=True, eq=False)
-class UserLeastAbsolute(Model):
-    """min sum_i |y_i - x_i' beta| as an LP in (beta, t): a user's model, matrix layer only."""
-
-    data: Dataset
-    problem_class: ClassVar[ProblemClass] = ProblemClass.LP
-    layers: ClassVar[tuple[str, ...]] = ("matrix",)
-
-    def _build_matrix(self, form):
-        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
-        n, m = X.shape
-        eye = sp.eye_array(n, format="csc")
-        A = sp.vstack(
-            [sp.hstack([sp.csc_array(X), eye]), sp.hstack([sp.csc_array(-X), eye])], format="csc"
-        )
-        problem = MatrixProblem(
-            c=np.concatenate([np.zeros(m), np.ones(n)]),
-            A=A,
-            row_lower=np.concatenate([y, -y]),
-            row_upper=np.full(2 * n, np.inf),
-            lower=np.concatenate([np.full(m, -np.inf), np.zeros(n)]),
-            upper=np.full(m + n, np.inf),
-        )
-        return Formulation("matrix", problem, ProblemClass.LP, {"beta": slice(0, m)})
-
-    def objective(self, solution):
-        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
-        return float(np.abs(y - X @ solution["beta"]).sum())
-
-
-@dataclass(frozen=True, eq=False)
-class UserRidge(Model):
-    """min 1/2 |beta|^2 + 1/2 |r|^2 s.t. r = y - X beta: a user's QP with free variables."""
-
-    data: Dataset
-    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    layers: ClassVar[tuple[str, ...]] = ("matrix",)
-
-    def _build_matrix(self, form):
-        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
-        n, m = X.shape
-        A = sp.hstack([sp.csc_array(X), sp.eye_array(n, format="csc")], format="csc")
-        problem = MatrixProblem(
-            c=np.zeros(m + n),
-            A=A,
-            row_lower=y,
-            row_upper=y,
-            lower=np.full(m + n, -np.inf),
-            upper=np.full(m + n, np.inf),
-            P=sp.eye_array(m + n, format="csc"),
-        )
-        return Formulation("matrix", problem, ProblemClass.QP, {"beta": slice(0, m)})
-
-    def objective(self, solution):
-        X, y = np.asarray(self.data.X), np.asarray(self.data.y)
-        beta = solution["beta"]
-        return float(0.5 * beta @ beta + 0.5 * np.sum((y - X @ beta) ** 2))
 
 
 def _data(seed=0, n=60, m=4):
