@@ -8,7 +8,8 @@ r"""Numba kernel of :class:`~optframe.drivers.newton.PrimalNewton`: the Hessian 
 over the rows :math:`R` with curvature :math:`h_i > 0`, in one pass over them: each row's
 product with :math:`d_w` and its share of :math:`X^\top` are taken while the row is in cache
 (LIBLINEAR's ``Hv``), where two sparse products read the data twice and need a copy of the rows
-:math:`R`. On a9a (32,561 x 124, 12 % dense) one product took 0.76 ms against scipy's 1.03 ms.
+:math:`R`. On a9a (32,561 x 124, 12 % dense), quiet machine, one product took 0.40 ms against
+0.50 ms for scipy's two on a copy of the curved rows (``docs/results/newton_bench.py``).
 The index arrays are unsigned, as in :mod:`optframe.drivers.dcd_core`.
 """
 
