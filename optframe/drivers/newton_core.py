@@ -20,9 +20,7 @@ import numba
 
 @numba.njit(cache=True, nogil=True)
 def hessian_product(indptr, indices, data, rows, curvature, d, intercept, lam, out):
-    """``out = H d`` (length m + 1; the last entry the intercept's, damped by ``lam``; 0 without
-    an intercept).
-    """
+    """``out = H d``, length m + 1: the last entry the intercept's (damped by ``lam``), or 0."""
     m = out.shape[0] - 1
     for j in range(m):
         out[j] = lam * d[j]

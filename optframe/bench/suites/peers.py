@@ -46,8 +46,9 @@ Jobs (``job`` key), each on the same problem for every method:
 * The losses beyond the hinge (``LOSS_JOBS``), each :math:`\tfrac12\lVert w\rVert^2 + C\sum_i
   \ell(a_i)` with C = 1 and no intercept (``EmpiricalRisk(..., fit_intercept=False)``; the
   classification sets with the bias as a feature of value 1), by ``optframe dcd``, ``optframe
-  newton`` (the differentiable losses: all but the quantile's) and ``optframe auto``, against: ``sqhinge-linear`` (a9a, ijcnn1.t): scikit-learn's ``LinearSVC`` with its
-  defaults (squared hinge, ``dual="auto"``: LIBLINEAR's primal ``-s 2`` here), with
+  newton`` (the differentiable losses: all but the quantile's) and ``optframe auto``, against:
+  ``sqhinge-linear`` (a9a, ijcnn1.t): scikit-learn's ``LinearSVC`` with its defaults (squared
+  hinge, ``dual="auto"``: LIBLINEAR's primal ``-s 2`` here), with
   ``dual=True`` (LIBLINEAR's ``-s 1``) at tol 1e-4 and 1e-6, and ReHLine (``"squared hinge"``)
   at tol 1e-4 and 1e-6; ``logistic-linear`` (a9a, ijcnn1): ``LogisticRegression`` with
   ``solver="liblinear"`` (primal ``-s 0``, its default, and ``dual=True``, ``-s 7``) at tol
