@@ -30,9 +30,10 @@ In order, the first rule that applies:
    Direct on Clarabel from 100 to 10,000 rows of a9a); with the ridge alone:
    :class:`~optframe.drivers.PrimalNewton` (1.5x to 100x faster than Direct from 1,000
    rows; below, at most 1.6x slower, by milliseconds; ``docs/results/newton.md``), unless the
-   next two rules take it first (a margin loss without intercept below :data:`NEWTON_MIN_SAMPLES` rows, or with more features than
-   rows for the squared or smoothed hinge: DCD's steps are cheaper there); when Newton stops
-   without a proof, Direct runs after it (``Choice.unproven``);
+   next two rules take it first (a margin loss without intercept below
+   :data:`NEWTON_MIN_SAMPLES` rows, or with more features than rows for the squared or
+   smoothed hinge: DCD's steps are cheaper there); when Newton stops without a proof, Direct
+   runs after it (``Choice.unproven``);
 8. a linear model offering ``PiecewiseBoxDual`` but no ``LinearBoxDual`` (a margin loss with
    quadratic pieces: the squared or smoothed hinge, no intercept) with at least
    :data:`DCD_PIECES_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD`;
