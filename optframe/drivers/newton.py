@@ -188,7 +188,9 @@ class PrimalNewton(Driver):
                 status = Status.TIME_LIMIT
                 break
             deadline = None if limit is None else start + limit
-            direction, cg_steps = state.newton_direction(self.max_cg, self.cg_tol, deadline)
+            direction, cg_steps = state.newton_direction(
+                self.max_cg, self.cg_tol, deadline, _enough(problem, tol, primal)
+            )
             step = state.line_search(direction)
             iteration += 1
             if step == 0.0:  # no decrease along a descent direction: rounding, gap still open
@@ -205,6 +207,23 @@ class PrimalNewton(Driver):
             stats={"gap": gap, "cg_steps": int(sum(r.extras["cg"] for r in history))},
             backend="numba" if state.sparse else "numpy",  # the CSR Hessian product
         )  # fmt: skip
+
+
+def _enough(problem: ElasticNetSmoothLoss, tol: float, primal: float) -> float:
+    r"""A CG residual small enough for the next gap to close, or 0 (no such rule).
+
+    Without an intercept the gap at :math:`w` is exactly
+    :math:`\lVert\nabla_w P(w)\rVert^2 / (2\lambda_2)` (Fenchel-Young at
+    :math:`\theta = c\,\ell'(a)`), and a full Newton step leaves about the CG residual as the
+    next gradient: half the gradient norm that closes the gap is enough. The CG steps to a
+    certified gap on a9a: 215 to 165 (logistic loss), 282 to 222 (squared hinge), 363 to 232
+    (smoothed hinge). With an intercept the balance of :math:`\mathbf 1^\top v = 0` adds to
+    the gap, and the rule cost the smoothed hinge on a9a 217 Newton iterations instead of 16:
+    not used there.
+    """
+    if problem.fit_intercept:
+        return 0.0
+    return 0.5 * math.sqrt(2.0 * problem.lam2 * tol * problem.gap_scale(primal))
 
 
 class _Newton:
@@ -270,7 +289,7 @@ class _Newton:
         return self.value, dual
 
     def newton_direction(
-        self, max_cg: int, cg_tol: float, deadline: float | None = None
+        self, max_cg: int, cg_tol: float, deadline: float | None = None, enough: float = 0.0
     ) -> tuple[NDArray[np.float64], int]:
         """Preconditioned CG on :math:`H s = -g`, stopped by the quadratic model's decrease.
 
@@ -335,6 +354,8 @@ class _Newton:
             if not (new_quadratic <= 0.0 and change <= 0.0):
                 break
             if steps * change >= tolerance * new_quadratic:
+                break
+            if enough > 0.0 and float(r @ r) <= enough * enough:
                 break
             quadratic = new_quadratic
             if deadline is not None and time.perf_counter() >= deadline:
