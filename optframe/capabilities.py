@@ -794,6 +794,34 @@ class ElasticNetSmoothLoss(Structure):
         """Number of features."""
         return int(self.X.shape[1])
 
+    @staticmethod
+    def balance_factors(v: NDArray[np.float64]) -> tuple[float, float]:
+        r"""The factors of ``v``'s positive and negative entries that make it sum to 0.
+
+        ``(keep_up, keep_down)``: the larger side is scaled toward 0, as
+        :func:`optframe.duality.balance` does, so each multiplier stays in its conjugate's domain.
+        """
+        up, down = float(v[v > 0].sum()), -float(v[v < 0].sum())
+        return (down / up if up > down else 1.0), (up / down if down > up else 1.0)
+
+    def dual_value(self, theta: NDArray[np.float64], z: NDArray[np.float64]) -> float:
+        r""":math:`D(\theta)` at :math:`z = X^\top v`, :math:`v = -q\odot\theta` (see above).
+
+        ``theta`` must already be dual-feasible: :math:`\mathbf 1^\top v = 0` with an intercept,
+        and for :math:`\lambda_2 = 0` scaled into :math:`\lVert z\rVert_\infty \le
+        \lambda_1`; :math:`\theta_i / c_i` is clipped into the conjugate's domain.
+        """
+        c = self.costs
+        counted = c > 0
+        lo, hi = self.domain
+        beta = np.clip(theta[counted] / c[counted], lo, hi)
+        conjugate = np.asarray(self.conjugate(beta), dtype=np.float64)
+        excess = 0.0
+        if self.lam2 > 0:
+            spill = np.maximum(np.abs(z) - self.lam1, 0.0)
+            excess = float(spill @ spill) / (2.0 * self.lam2)
+        return float(theta @ self.offset) - float(c[counted] @ conjugate) - excess
+
 
 # --- the elastic-net hinge loss with knowledge penalties, split for ADMM (ADMM, HIPAD) ----------
 @dataclass(frozen=True, eq=False)

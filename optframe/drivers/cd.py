@@ -269,30 +269,18 @@ class _State:
         core.split_products(*self.columns, v, z_pos, z_neg)
         z_raw = z_pos + z_neg
         if problem.fit_intercept:  # 1'v = 0: scale the larger side (balance's rule)
-            up = float(np.maximum(v, 0.0).sum())
-            down = -float(np.minimum(v, 0.0).sum())
-            self.intercept_score = abs(up - down)
-            keep_up = down / up if up > down else 1.0
-            keep_down = up / down if down > up else 1.0
+            self.intercept_score = abs(float(v.sum()))
+            keep_up, keep_down = problem.balance_factors(v)
             v = np.where(v > 0.0, v * keep_up, v * keep_down)
             z = z_pos * keep_up + z_neg * keep_down
         else:
             z = z_raw
-        if lam2 == 0.0:
+        if lam2 == 0.0:  # the lasso: into the ball ||X'v||_inf <= lambda_1
             largest = float(np.max(np.abs(z), initial=0.0))
             if largest > lam1:
                 scale = lam1 / largest
                 v, z = v * scale, z * scale
-            excess = 0.0
-        else:
-            spill = np.maximum(np.abs(z) - lam1, 0.0)
-            excess = float(spill @ spill) / (2.0 * lam2)
-        theta = -q * v
-        counted = c > 0
-        beta = np.clip(theta[counted] / c[counted], lo, hi)
-        conjugate = np.asarray(problem.conjugate(beta), dtype=np.float64)
-        dual = float(theta @ self.p) - float(c[counted] @ conjugate) - excess
-        return primal, dual, z_raw, z
+        return primal, problem.dual_value(-q * v, z), z_raw, z
 
     def screen(self, z_hat: NDArray[np.float64], gap: float) -> None:
         """Remove the features the Gap Safe sphere proves zero; their :math:`w_j` becomes 0."""

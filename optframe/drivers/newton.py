@@ -274,19 +274,11 @@ class _Newton:
         v = -u
         z = self.gradient[:-1] - self.lam * w  # X'u = -X'v
         if self.intercept:  # 1'v = 0: scale the larger side (optframe.duality.balance's rule)
-            up, down = float(v[v > 0].sum()), -float(v[v < 0].sum())
-            if up != down:
-                keep = np.where(v > 0, down / up if up > down else 1.0,
-                                up / down if down > up else 1.0)  # fmt: skip
-                v = v * keep
+            keep_up, keep_down = problem.balance_factors(v)
+            if (keep_up, keep_down) != (1.0, 1.0):
+                v = np.where(v > 0.0, v * keep_up, v * keep_down)
                 z = -np.asarray(self.X.T @ v).reshape(-1)
-        theta = -q * v
-        counted = c > 0
-        lo, hi = problem.domain
-        beta = np.clip(theta[counted] / c[counted], lo, hi)
-        conjugate = np.asarray(problem.conjugate(beta), dtype=np.float64)
-        dual = float(theta @ self.p) - float(c[counted] @ conjugate) - float(z @ z) / (2 * self.lam)
-        return self.value, dual
+        return self.value, problem.dual_value(-q * v, z)
 
     def newton_direction(
         self, max_cg: int, cg_tol: float, deadline: float | None = None, enough: float = 0.0
