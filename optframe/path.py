@@ -28,6 +28,7 @@ from optframe.errors import ModelError
 from optframe.model import Model
 from optframe.result import Result, Status, Timings
 from optframe.screening.base import ScreeningRule, ScreeningStep
+from optframe.threads import thread_limits
 
 # Default relative duality gap certified at every value (the inner solves aim 10 times lower).
 DEFAULT_TOL = 1e-6
@@ -284,113 +285,116 @@ def solve_path(
         solver_options=dict(solver_options or {}),
     )
     context = RunContext(backend=backend, options=options)
-    # The box at the first value: the rest of the path scales it by grid[k] / grid[0].
-    first = dataclasses.replace(model, **{param: float(grid[0])})  # type: ignore[type-var]
-    dual = first.structure(LinearBoxDual) if first.offers_structure(LinearBoxDual) else None
-    K = grid.size
-    n = model.data.n_samples  # type: ignore[attr-defined]
-    empty = np.zeros(0, dtype=np.int64)
-    R: list[NDArray[np.int64]] = [empty] * K
-    L: list[NDArray[np.int64]] = [empty] * K
-    rejection = np.full(K, np.nan)
-    screen_s = np.zeros(K)
-    solve_s = np.zeros(K)
-    results: list[Result | None] = [None] * K
-    init = 0.0
-    fallbacks = 0
+    with thread_limits(options.threads):  # every inner solve and the certificates
+        # The box at the first value: the rest of the path scales it by grid[k] / grid[0].
+        first = dataclasses.replace(model, **{param: float(grid[0])})  # type: ignore[type-var]
+        dual = first.structure(LinearBoxDual) if first.offers_structure(LinearBoxDual) else None
+        K = grid.size
+        n = model.data.n_samples  # type: ignore[attr-defined]
+        empty = np.zeros(0, dtype=np.int64)
+        R: list[NDArray[np.int64]] = [empty] * K
+        L: list[NDArray[np.int64]] = [empty] * K
+        rejection = np.full(K, np.nan)
+        screen_s = np.zeros(K)
+        solve_s = np.zeros(K)
+        results: list[Result | None] = [None] * K
+        init = 0.0
+        fallbacks = 0
 
-    def at(k: int) -> Model:
-        return dataclasses.replace(model, **{param: float(grid[k])})  # type: ignore[type-var]
+        def at(k: int) -> Model:
+            return dataclasses.replace(model, **{param: float(grid[k])})  # type: ignore[type-var]
 
-    def scaled(alpha: NDArray | None, k: int) -> NDArray | None:
-        if not warm_start or alpha is None or k == 0:
-            return None
-        return alpha * (grid[k] / grid[k - 1])
+        def scaled(alpha: NDArray | None, k: int) -> NDArray | None:
+            if not warm_start or alpha is None or k == 0:
+                return None
+            return alpha * (grid[k] / grid[k - 1])
 
-    def full_solve(k: int, alpha: NDArray | None) -> Result:
-        m_k = at(k)
-        chosen = _started(inner, alpha)
-        chosen.check(m_k)
-        tick = time.perf_counter()
-        result = chosen.run(m_k, context)
-        solve_s[k] += time.perf_counter() - tick
-        return result
-
-    if screening is None or dual is None:
-        alpha: NDArray | None = None
-        for k in range(K):
-            results[k] = result = full_solve(k, scaled(alpha, k))
-            alpha = _dual_point(result, dual.dual_key) if dual is not None else None
-        solve_total = float(solve_s.sum())
-    else:
-        screening.check_dual(dual.lower, dual.upper)
-        row_norms = _row_norms(dual.Z)
-        results[0] = first = full_solve(0, None)
-        init += solve_s[0]
-        reference = z_reference = None
-        if screening.needs_reference and K > 1:
-            results[K - 1] = last = full_solve(K - 1, None)
-            init += solve_s[K - 1]
-            reference = np.asarray(last.solution[dual.primal_key], dtype=np.float64)
-            z_reference = np.asarray(dual.Z @ reference, dtype=np.float64).reshape(-1)
-        alpha = _dual_point(first, dual.dual_key)
-        _, delta = _certify(dual, first.objective, first.solution, alpha)
-        state = _State(np.asarray(first.solution[dual.primal_key], dtype=np.float64), alpha, delta)
-        for k in range(1, K):
+        def full_solve(k: int, alpha: NDArray | None) -> Result:
+            m_k = at(k)
+            chosen = _started(inner, alpha)
+            chosen.check(m_k)
             tick = time.perf_counter()
-            step = ScreeningStep(
-                Z=dual.Z,
-                target=dual.target,
-                row_norms=row_norms,
-                w=state.w,
-                delta=state.delta,
-                c_prev=float(grid[k - 1]),
-                c_next=float(grid[k]),
-                reference=reference,
-                Z_reference=z_reference,
-            )
-            at_lower, at_upper = screening.screen(step)
-            screen_s[k] = time.perf_counter() - tick
-            R[k], L[k] = np.flatnonzero(at_lower), np.flatnonzero(at_upper)
-            rejection[k] = (R[k].size + L[k].size) / max(n, 1)
-            if results[k] is None:
-                results[k] = _reduced_solve(
-                    at(k), dual, grid, k, at_lower, at_upper, inner, context,
-                    scaled(state.alpha, k), certify_tol, solve_s, screening.name,
-                )  # fmt: skip
-                if results[k].stats.get("fallback"):
-                    fallbacks += 1
-            result = results[k]
-            assert result is not None
-            alpha = _dual_point(result, dual.dual_key)
-            known = result.stats.get("gap") if "rule" in result.stats else None
-            if known is not None and math.isfinite(known):
-                slack = 1e-12 * max(1.0, abs(result.objective))
-                delta = math.sqrt(2.0 * (max(known, 0.0) + slack))
-            else:
-                _, delta = _certify(dual, result.objective, result.solution, alpha)
+            result = chosen.run(m_k, context)
+            solve_s[k] += time.perf_counter() - tick
+            return result
+
+        if screening is None or dual is None:
+            alpha: NDArray | None = None
+            for k in range(K):
+                results[k] = result = full_solve(k, scaled(alpha, k))
+                alpha = _dual_point(result, dual.dual_key) if dual is not None else None
+            solve_total = float(solve_s.sum())
+        else:
+            screening.check_dual(dual.lower, dual.upper)
+            row_norms = _row_norms(dual.Z)
+            results[0] = first = full_solve(0, None)
+            init += solve_s[0]
+            reference = z_reference = None
+            if screening.needs_reference and K > 1:
+                results[K - 1] = last = full_solve(K - 1, None)
+                init += solve_s[K - 1]
+                reference = np.asarray(last.solution[dual.primal_key], dtype=np.float64)
+                z_reference = np.asarray(dual.Z @ reference, dtype=np.float64).reshape(-1)
+            alpha = _dual_point(first, dual.dual_key)
+            _, delta = _certify(dual, first.objective, first.solution, alpha)
             state = _State(
-                np.asarray(result.solution[dual.primal_key], dtype=np.float64), alpha, delta
+                np.asarray(first.solution[dual.primal_key], dtype=np.float64), alpha, delta
             )
-        solve_total = float(solve_s.sum()) - init
-    end = time.perf_counter()
-    return PathResult(
-        param=param,
-        values=grid,
-        results=tuple(certify(r.source, r, certify_tol) for r in results if r is not None),
-        R=tuple(R),
-        L=tuple(L),
-        rejection=rejection,
-        screening_seconds=screen_s,
-        solve_seconds=solve_s,
-        timings=PathTimings(
-            init=init, screening=float(screen_s.sum()), solve=solve_total, total=end - start
-        ),
-        rule="none" if screening is None else screening.name,
-        driver=inner.name,
-        fallbacks=fallbacks,
-        n_samples=n,
-    )
+            for k in range(1, K):
+                tick = time.perf_counter()
+                step = ScreeningStep(
+                    Z=dual.Z,
+                    target=dual.target,
+                    row_norms=row_norms,
+                    w=state.w,
+                    delta=state.delta,
+                    c_prev=float(grid[k - 1]),
+                    c_next=float(grid[k]),
+                    reference=reference,
+                    Z_reference=z_reference,
+                )
+                at_lower, at_upper = screening.screen(step)
+                screen_s[k] = time.perf_counter() - tick
+                R[k], L[k] = np.flatnonzero(at_lower), np.flatnonzero(at_upper)
+                rejection[k] = (R[k].size + L[k].size) / max(n, 1)
+                if results[k] is None:
+                    results[k] = _reduced_solve(
+                        at(k), dual, grid, k, at_lower, at_upper, inner, context,
+                        scaled(state.alpha, k), certify_tol, solve_s, screening.name,
+                    )  # fmt: skip
+                    if results[k].stats.get("fallback"):
+                        fallbacks += 1
+                result = results[k]
+                assert result is not None
+                alpha = _dual_point(result, dual.dual_key)
+                known = result.stats.get("gap") if "rule" in result.stats else None
+                if known is not None and math.isfinite(known):
+                    slack = 1e-12 * max(1.0, abs(result.objective))
+                    delta = math.sqrt(2.0 * (max(known, 0.0) + slack))
+                else:
+                    _, delta = _certify(dual, result.objective, result.solution, alpha)
+                state = _State(
+                    np.asarray(result.solution[dual.primal_key], dtype=np.float64), alpha, delta
+                )
+            solve_total = float(solve_s.sum()) - init
+        end = time.perf_counter()
+        return PathResult(
+            param=param,
+            values=grid,
+            results=tuple(certify(r.source, r, certify_tol) for r in results if r is not None),
+            R=tuple(R),
+            L=tuple(L),
+            rejection=rejection,
+            screening_seconds=screen_s,
+            solve_seconds=solve_s,
+            timings=PathTimings(
+                init=init, screening=float(screen_s.sum()), solve=solve_total, total=end - start
+            ),
+            rule="none" if screening is None else screening.name,
+            driver=inner.name,
+            fallbacks=fallbacks,
+            n_samples=n,
+        )
 
 
 def _reduced_solve(

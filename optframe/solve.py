@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from optframe.errors import ModelError, UnknownBackend, UnknownDriver
 from optframe.model import Model
 from optframe.registry import drivers
 from optframe.result import Result, Status
+from optframe.threads import thread_limits
 from optframe.validation import check_integer, check_number
 
 
@@ -94,37 +94,6 @@ def _check_arguments(
     return checked
 
 
-_BLAS = None  # the threadpoolctl controller, made on first use (it scans the loaded libraries)
-
-
-def blas_threads(threads: int | None) -> contextlib.AbstractContextManager:
-    """Limit the BLAS pools (OpenBLAS, MKL) to ``threads`` threads, one when ``None``, for a run.
-
-    A second BLAS thread made no run faster and several slower: measured on the 2-core machine,
-    LAD at 200,000 x 50, Direct on ``fn`` took 1.55 times as long with two BLAS threads on a
-    quiet machine and 1.86 times with another process busy on one core; AID was level quiet and
-    1.14 times slower loaded (``docs/results/peers.md``, threads). ``threads`` (the solve's
-    option, or ``OPTFRAME_THREADS``) gives BLAS more when a user asks for them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> with blas_threads(1):  # every BLAS pool at one thread inside, as before after
-    ...     product = np.ones((200, 200)) @ np.ones(200)
-    >>> float(product[0])
-    200.0
-    """
-    global _BLAS
-    try:
-        if _BLAS is None:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS = ThreadpoolController()
-        return _BLAS.limit(limits=threads or 1, user_api="blas")
-    except Exception:  # no threadpoolctl, or a library it cannot drive: leave BLAS as it is
-        return contextlib.nullcontext()
-
-
 def solve(
     model: Model,
     driver: Driver | str = "auto",
@@ -166,6 +135,10 @@ def solve(
         ``tol >= 0``; ``max_iter`` and ``threads`` integers >= 1; ``time_limit > 0`` wall
         seconds for the whole call (``inf`` is no limit, as ``None``); ``verbose`` a bool.
         Numpy scalars are taken; strings, NaN and (except ``time_limit``) infinities are not.
+        ``threads`` (default ``OPTFRAME_THREADS``) holds the BLAS pools to that many threads
+        (one when neither says) and numba's parallel loops too (all numba threads when neither
+        says), for the driver and the certificate (:mod:`optframe.threads`); back-ends get it
+        as their own thread option.
     callback : callable, optional
         Called with each iteration record of an iterative driver; return ``True`` to stop.
     solver_options : Mapping, optional
@@ -253,14 +226,14 @@ def solve(
 
     context = RunContext(backend=backend, options=options, callback=watched, fallback=fallback)
     started = time.perf_counter()
-    with blas_threads(options.threads):
-        result = chosen.run(model, context)
     explicit = gap_tol is not None or tol is not None
-    if rule is not None:
-        result = replace(result, stats={**result.stats, "auto_rule": rule})
-    certified = certify(
-        model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit)
-    )
+    with thread_limits(options.threads):  # the certificate's products too
+        result = chosen.run(model, context)
+        if rule is not None:
+            result = replace(result, stats={**result.stats, "auto_rule": rule})
+        certified = certify(
+            model, result, resolve_gap_tol(model, chosen.gap_tolerance(options), explicit)
+        )
     if unproven is None or certified.status is not Status.CONVERGED or any(asked_to_stop):
         return certified
     return _run_unproven(model, unproven, certified, context, started, explicit)
@@ -284,11 +257,12 @@ def _run_unproven(
     if left is not None and left <= 0:
         return first
     options = replace(context.options, time_limit=left)
-    with blas_threads(options.threads):
-        result = driver.run(model, replace(context, options=options))
     first_run = {"driver": first.driver, "gap": first.gap, "seconds": first.timings.total}
     rule = f"{first.stats.get('auto_rule')}; it stopped without a proof: {driver.name}"
-    timings = replace(result.timings, total=result.timings.total + first.timings.total)
-    stats = {**result.stats, "auto_rule": rule, "auto_first": first_run}
-    result = replace(result, stats=stats, timings=timings)
-    return certify(model, result, resolve_gap_tol(model, driver.gap_tolerance(options), explicit))
+    with thread_limits(options.threads):
+        result = driver.run(model, replace(context, options=options))
+        timings = replace(result.timings, total=result.timings.total + first.timings.total)
+        stats = {**result.stats, "auto_rule": rule, "auto_first": first_run}
+        result = replace(result, stats=stats, timings=timings)
+        tolerance = resolve_gap_tol(model, driver.gap_tolerance(options), explicit)
+        return certify(model, result, tolerance)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -36,6 +35,7 @@ from optframe.kernels import Kernel, Linear
 from optframe.model import Model
 from optframe.registry import register_driver
 from optframe.result import IterationRecord, Result, Status
+from optframe.threads import numba_threads
 
 # The violation rule is not tightened below this (relative to the dual's scale, see
 # SMO._tol_floor) when the certificate asks for more.
@@ -113,18 +113,6 @@ def _in_order(
     x_out, G_out = np.empty(x.shape[0]), np.empty(x.shape[0])
     x_out[perm], G_out[perm] = x, G
     return x_out, G_out
-
-
-@contextmanager
-def _numba_threads(threads: int | None):
-    """Run with ``threads`` numba threads (None: all of them), then restore the setting."""
-    before = numba.get_num_threads()
-    wanted = numba.config.NUMBA_NUM_THREADS if threads is None else threads
-    numba.set_num_threads(max(1, min(int(wanted), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield numba.get_num_threads()
-    finally:
-        numba.set_num_threads(before)
 
 
 class WorkingSet(Choice):
@@ -213,8 +201,9 @@ class SMO(Driver):
         against 10.91 s; objectives 1.993013 and 1.993032 at tol 1e-3 (bounds 1.992968 both),
         within 1e-7 relative at tol 1e-6 in the tests.
     threads : int, optional
-        Numba threads for the gradient from scratch (default: all numba threads). Every value is
-        computed by one thread in a fixed order, so results do not depend on it.
+        Numba threads for the gradient from scratch (default: the solve's ``threads``, else all
+        numba threads). Every value is computed by one thread in a fixed order, so results do
+        not depend on it.
     parallel_rows : bool
         Also split each kernel row (of at least 8192 variables) over the threads. One parallel
         region per row: it can pay only on otherwise idle cores. On the shared 2-core machine
@@ -337,7 +326,8 @@ class SMO(Driver):
 
     def run(self, model: Model, context: RunContext) -> Result:
         """Solve the model's dual by SMO and return the model's solution, objective and bound."""
-        with _numba_threads(self.threads) as threads:
+        wanted = self.threads if self.threads is not None else context.options.threads
+        with numba_threads(wanted) as threads:
             return self._run(model, context, threads)
 
     def kernel_needs(self, dual: BoxQPDual) -> Needs:

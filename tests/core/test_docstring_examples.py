@@ -7,6 +7,7 @@ import pytest
 
 MODULES = [
     "optframe.solve",
+    "optframe.threads",
     "optframe.models.lad",
     "optframe.models.weighted_svm",
     "optframe.models.knowledge_svm",
