@@ -31,7 +31,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from optframe.certificate import DEFAULT_GAP_TOL, Certificate, RepairStep
@@ -44,6 +43,7 @@ from optframe.duality import (
     project_null,
 )
 from optframe.losses import Absolute, Hinge
+from optframe.row_blocks import with_ones
 
 if TYPE_CHECKING:
     from .empirical_risk import EmpiricalRisk
@@ -159,10 +159,7 @@ def _rows(model: EmpiricalRisk, columns: NDArray[np.bool_] | None = None) -> Any
     r""":math:`[X_{:,J}, \mathbf 1]` (the ones only with an intercept): stationarity's rows."""
     every = columns is None or bool(np.all(columns))  # no copy of X for all its columns
     X = model.data.X if every else model.data.X[:, np.flatnonzero(columns)]
-    if not model.fit_intercept:
-        return X
-    ones = np.ones((model.data.n_samples, 1))
-    return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
+    return with_ones(X) if model.fit_intercept else X
 
 
 def loss_part(model: EmpiricalRisk, v: NDArray[np.float64]) -> float:

@@ -27,6 +27,8 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe import row_blocks
+
 
 def balance(values: NDArray[np.float64], sign: NDArray[np.float64]) -> NDArray[np.float64]:
     r"""Scale ``values`` so that :math:`\sum_i \text{sign}_i \text{values}_i = 0` exactly.
@@ -113,6 +115,10 @@ def abs_products(
 
     A dense ``A`` is read in blocks of rows, so no copy of it is made.
     """
+    blocked = row_blocks.abs_transposed_times(A, v)
+    if blocked is not None:
+        return blocked
+    A = row_blocks.materialized(A)
     v = np.abs(np.asarray(v, dtype=np.float64).reshape(-1))
     if sp.issparse(A):
         return np.asarray(abs(A).T @ v, dtype=np.float64).reshape(-1)
@@ -160,7 +166,7 @@ def equality_residuals(
     v = np.asarray(v, dtype=np.float64).reshape(-1)
     if A.shape[1] == 0 or not v.any():
         return 0.0, 0.0
-    residual = np.abs(np.asarray(A.T @ v, dtype=np.float64).reshape(-1))
+    residual = np.abs(row_blocks.transposed_times(A, v))
     allowed = max(A.shape[0], 1) * np.finfo(np.float64).eps * abs_products(A, v)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(residual > 0, residual / allowed, 0.0)
@@ -174,7 +180,7 @@ REFINEMENTS = 3
 
 
 def project_null(
-    A: NDArray[np.float64] | sp.sparray,
+    A: NDArray[np.float64] | sp.sparray | row_blocks.WithOnes,
     theta: NDArray[np.float64],
     upper: NDArray[np.float64],
     lower: NDArray[np.float64] | None = None,
@@ -190,8 +196,9 @@ def project_null(
 
     Parameters
     ----------
-    A : array or sparse, shape (n, k)
-        The equality rows' columns (for LAD: :math:`[X, \mathbf 1]`).
+    A : array, sparse or :class:`~optframe.row_blocks.WithOnes`, shape (n, k)
+        The equality rows' columns (for LAD: :math:`[X, \mathbf 1]`). Dense data with many
+        rows is read by blocks over numba's threads (:mod:`optframe.row_blocks`).
     theta : array (n,)
         The starting point.
     upper : array (n,)
@@ -205,18 +212,15 @@ def project_null(
     lower = -upper if lower is None else lower
     free = (upper > 0) | (lower < 0)
     theta = np.where(free, np.asarray(theta, dtype=np.float64), 0.0)
-    A_free = A[free] if not free.all() else A
-    if A_free.shape[0] == 0:
+    if not free.any():
         return theta
-    gram = A_free.T @ A_free
-    gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
-    part = theta[free]
+    solve = normal_solver(row_blocks.gram(A, free))
     for _ in range(REFINEMENTS):
-        rhs = np.asarray(A_free.T @ part, dtype=np.float64).reshape(-1)
+        rhs = row_blocks.transposed_times(A, theta)  # theta is 0 off the free rows
         if report is not None:
             report.append(float(np.max(np.abs(rhs), initial=0.0)))
-        part = part - np.asarray(A_free @ solve_normal(gram, rhs)).reshape(-1)
-    theta[free] = part
+        theta -= np.where(free, row_blocks.times(A, solve(rhs)), 0.0)
+    part = theta[free]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(part > 0, part / upper[free], np.where(part < 0, part / lower[free], 0))
     excess = float(np.max(ratio, initial=0.0))
@@ -228,7 +232,7 @@ def project_null(
 
 
 def fill_subgradient(
-    Z: NDArray[np.float64] | sp.sparray,
+    Z: NDArray[np.float64] | sp.sparray | row_blocks.WithOnes,
     target: NDArray[np.float64],
     values: NDArray[np.float64],
     free: NDArray[np.bool_],
@@ -245,10 +249,8 @@ def fill_subgradient(
     values = np.array(values, dtype=np.float64)
     if not free.any():
         return values
-    fixed = ~free
-    rest = np.asarray(Z[fixed].T @ values[fixed], dtype=np.float64).reshape(-1)
-    Z_free = Z[free]
-    Z_free = Z_free.toarray() if sp.issparse(Z_free) else np.asarray(Z_free, dtype=np.float64)
+    rest = row_blocks.transposed_times(Z, np.where(free, 0.0, values))
+    Z_free = row_blocks.rows_of(Z, free)
     solution = la.lstsq(Z_free.T, np.asarray(target, dtype=np.float64) - rest)[0]
     values[free] = np.clip(solution, lower[free], upper[free])
     return values
