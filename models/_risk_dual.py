@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from optframe import row_blocks
 from optframe.certificate import DEFAULT_GAP_TOL, Certificate, RepairStep
 from optframe.duality import (
     balance,
@@ -233,7 +234,7 @@ def dual_point(
         v = _balance(v, v_low, v_high, done)
         if v is None:
             return Certificate(-math.inf, steps=tuple(done), origin=origin, dual=statement)
-    z = np.asarray(X.T @ v, dtype=np.float64).reshape(-1)  # X'v: once
+    z = row_blocks.transposed_times(X, v)  # X'v: once
     scale = pen.dual_scale(z)
     if scale is not None and scale != 1.0:
         size = float(np.max(np.abs(z), initial=0.0))

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from optframe import row_blocks
 from optframe.capabilities import (
     BoxQPDual,
     ElasticNetSmoothLoss,
@@ -516,7 +517,7 @@ class EmpiricalRisk(Model):
 
     def argument(self, w: ArrayLike, b: float) -> NDArray[np.float64]:
         r"""The loss arguments :math:`a_i = p_i + q_i (x_i^\top w + b)`."""
-        f = np.asarray(self.data.X @ np.asarray(w, dtype=np.float64), dtype=np.float64) + b
+        f = row_blocks.times(self.data.X, np.asarray(w, dtype=np.float64)) + b
         return self.offset + self.slope * f
 
     def loss_argument(self, solution: Solution) -> NDArray[np.float64]:
@@ -536,7 +537,7 @@ class EmpiricalRisk(Model):
         solution = self._inside(solution)
         if "w" in solution:
             w = vector(solution, "w", self.name)
-            return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
+            return row_blocks.times(self.data.X, w), self._penalty.value(w)
         if self._penalty.l1 > 0 or self._penalty.l2 == 0 or "alpha" not in solution:
             raise ModelError(
                 f"{self.name}: the solution needs {self.coef_key!r} (or {self.dual_key!r} under "
@@ -545,8 +546,8 @@ class EmpiricalRisk(Model):
         v = signs(self) * vector(solution, "alpha", self.name)
         l2 = self._penalty.l2
         if self.is_linear:
-            w = np.asarray(self.data.X.T @ v, dtype=np.float64).reshape(-1) / l2
-            return np.asarray(self.data.X @ w, dtype=np.float64), self._penalty.value(w)
+            w = row_blocks.transposed_times(self.data.X, v) / l2
+            return row_blocks.times(self.data.X, w), self._penalty.value(w)
         key = v.tobytes()
         last = self.__dict__.get("_last_fit")
         if last is not None and last[0] == key:
