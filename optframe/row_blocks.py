@@ -202,3 +202,73 @@ def times(A: Any, s: NDArray[np.float64]) -> NDArray[np.float64]:
     with _Spread():
         _times_blocks(X, s, ones, out)
     return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _nearest_blocks(points, centers, norms, rows, labels):  # pragma: no cover - compiled
+    n, k = points.shape[0], centers.shape[0]
+    centers_t = np.ascontiguousarray(centers.T)
+    for b in numba.prange((n + rows - 1) // rows):
+        lo, hi = b * rows, min(n, (b + 1) * rows)
+        products = np.dot(points[lo:hi], centers_t)
+        for i in range(hi - lo):
+            best, least = 0, norms[0] - 2.0 * products[i, 0]
+            for c in range(1, k):
+                distance = norms[c] - 2.0 * products[i, c]
+                if distance < least:
+                    best, least = c, distance
+            labels[lo + i] = best
+
+
+def nearest_centers(
+    points: NDArray[np.float64], centers: NDArray[np.float64]
+) -> NDArray[np.int64] | None:
+    r"""The nearest of ``centers`` to each point (the first on a tie), or None for NumPy's way.
+
+    :math:`\arg\min_c \lVert z_c\rVert^2 - 2\,x^\top z_c` by blocks of at most 2^20 distances,
+    over numba's threads; None when ``points`` has fewer than :data:`PARALLEL_FROM` entries
+    times the centers.
+    """
+    n, k = points.shape[0], centers.shape[0]
+    if n * k * points.shape[1] < PARALLEL_FROM or n < 2 * BLOCK_ROWS or k == 0:
+        return None
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    centers = np.ascontiguousarray(centers, dtype=np.float64)
+    norms = np.einsum("ij,ij->i", centers, centers)
+    labels = np.empty(n, dtype=np.int64)
+    with _Spread():
+        _nearest_blocks(points, centers, norms, max(1, 2**20 // k), labels)
+    return labels
+
+
+@numba.njit(cache=True, parallel=True)
+def _group_sums(X, members, starts, share, spans, out):  # pragma: no cover - compiled
+    m = out.shape[1]
+    for s in numba.prange(spans.shape[0] - 1):
+        for g in range(spans[s], spans[s + 1]):
+            for f in range(m):
+                out[g, f] = 0.0
+            for t in range(starts[g], starts[g + 1]):
+                i, weight = members[t], share[t]
+                for f in range(m):
+                    out[g, f] += weight * X[i, f]
+
+
+def weighted_group_sums(
+    X: Any, groups: NDArray[np.int64], rows: NDArray[np.int64], share: NDArray[np.float64], k: int
+) -> NDArray[np.float64] | None:
+    r""":math:`\sum_{t: g_t = c} s_t\, x_{r_t}` for each group :math:`c < k`, or None for SciPy.
+
+    Each group is summed by one thread over its rows in increasing order; the groups are
+    spread over numba's threads in 64 spans per thread. None for sparse or small ``X``.
+    """
+    if not isinstance(X, np.ndarray) or X.ndim != 2 or rows.size * X.shape[1] < PARALLEL_FROM:
+        return None
+    order = np.argsort(groups, kind="stable")
+    starts = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(groups, minlength=k), out=starts[1:])
+    spans = np.unique(np.linspace(0, k, 64 * numba.config.NUMBA_NUM_THREADS + 1).astype(np.int64))
+    out = np.empty((k, X.shape[1]))
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    _group_sums(X, rows[order], starts, share[order], spans, out)
+    return out

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from optframe import row_blocks
 from optframe.data.dataset import Dataset
 
 
@@ -15,7 +16,9 @@ def aggregate_samples(data: Dataset, weights: NDArray, labels: NDArray, k: int) 
     W = np.bincount(labels[kept], weights=weights[kept], minlength=k)
     share = weights[kept] / W[labels[kept]]
     averaging = sp.csr_array((share, (labels[kept], kept)), shape=(k, data.n_samples))
-    X = averaging @ data.X
+    X = row_blocks.weighted_group_sums(data.X, labels[kept], kept, share, k)
+    if X is None:
+        X = averaging @ data.X
     if sp.issparse(X):
         X = sp.csr_array(X)
     y = None

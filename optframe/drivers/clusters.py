@@ -1,7 +1,9 @@
 """Cluster bookkeeping for aggregation drivers: initial clusters, centroids, splits, lifting.
 
 A partition of the samples is one integer array ``labels`` (cluster id per sample, ``-1`` for a
-sample left out, such as a zero-weight one). Everything is whole-array NumPy.
+sample left out, such as a zero-weight one). Everything is whole-array NumPy except the
+nearest center of many points, taken by row blocks over numba's threads
+(:mod:`optframe.row_blocks`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import time
 
 import numpy as np
 from numpy.typing import NDArray
+
+from optframe import row_blocks
 
 
 class OutOfTime(Exception):
@@ -86,6 +90,10 @@ def _nearest(
         sorted_centers = centers[order, 0]
         midpoints = (sorted_centers[1:] + sorted_centers[:-1]) / 2
         return order[np.searchsorted(midpoints, points[:, 0])]
+    if deadline is None:  # blocks over numba's threads for many points (optframe.row_blocks)
+        labels = row_blocks.nearest_centers(points, centers)
+        if labels is not None:
+            return labels
     labels = np.empty(points.shape[0], dtype=np.int64)
     # blocks of 4M distances; 256K under a deadline, so the clock is read every few milliseconds
     step = max(1, (1 << (22 if deadline is None else 18)) // max(1, len(centers)))

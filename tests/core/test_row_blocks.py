@@ -88,3 +88,37 @@ def test_the_lad_certificate_is_the_same_through_the_blocks(monkeypatch):
     assert blocked.status is of.Status.OPTIMAL
     assert plain.status is of.Status.OPTIMAL
     assert blocked.bound == pytest.approx(plain.bound, rel=1e-12)
+
+
+@pytest.mark.usefixtures("blocked")
+def test_the_nearest_centers_are_numpys(data):
+    X, _, _ = data
+    centers = X[np.random.default_rng(4).choice(N, 50, replace=False)] + 0.01
+    labels = row_blocks.nearest_centers(X, centers)
+    distances = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(labels, np.argmin(distances, axis=1))
+
+
+def test_the_centroids_are_the_averaging_products(data, monkeypatch):
+    from optframe.data import Dataset
+    from optframe.data.aggregate import aggregate_samples
+
+    X, v, keep = data
+    rng = np.random.default_rng(6)
+    labels = np.where(keep, rng.integers(0, 300, size=N), -1)
+    weights = rng.random(N) + 0.5
+    plain = aggregate_samples(Dataset(X=X, y=v), weights, labels, 300)
+    monkeypatch.setattr(row_blocks, "PARALLEL_FROM", 0)
+    assert (
+        row_blocks.weighted_group_sums(X, labels[keep], np.flatnonzero(keep), v[keep], 300)
+        is not None
+    )
+    blocked = aggregate_samples(Dataset(X=X, y=v), weights, labels, 300)
+    kept = np.flatnonzero(labels >= 0)
+    totals = np.bincount(labels[kept], weights=weights[kept], minlength=300)
+    share = weights[kept] / totals[labels[kept]]
+    expected = np.zeros((300, X.shape[1]))
+    np.add.at(expected, labels[kept], share[:, None] * X[kept])
+    np.testing.assert_allclose(blocked.X, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(blocked.X, plain.X, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(blocked.sample_weight, plain.sample_weight)
