@@ -16,7 +16,7 @@ def aggregate_samples(data: Dataset, weights: NDArray, labels: NDArray, k: int) 
     W = np.bincount(labels[kept], weights=weights[kept], minlength=k)
     share = weights[kept] / W[labels[kept]]
     averaging = sp.csr_array((share, (labels[kept], kept)), shape=(k, data.n_samples))
-    X = row_blocks.weighted_group_sums(data.X, labels[kept], kept, share, k)
+    X = row_blocks.weighted_group_sums(data.X, averaging)
     if X is None:
         X = averaging @ data.X
     if sp.issparse(X):
