@@ -1,18 +1,19 @@
-r"""The threads of a solve: BLAS's pools and numba's, held to the solve's ``threads`` option.
+r"""The threads of a solve: BLAS's pools and numba's, held for the driver and the certificate.
 
-Two kinds of parallel work behave differently on a shared machine (measured on the 2-core
-machine, ``docs/results/threads.md``):
+Two kinds of parallel work behave differently (measured on the 2-core machine,
+``docs/results/threads.md``):
 
 * **BLAS** (OpenBLAS's pthreads pool) splits every product over its threads and waits for all
-  of them at its end. When another process holds a core, each product waits for a time slice:
-  the certificate's Gram product :math:`A^\top A` at 300,000 x 41 took 0.03 s on one BLAS thread
-  and 1 to 8 s on two beside another busy process. A solve's BLAS runs on one thread unless
-  ``threads`` asks for more.
-* **numba's parallel loops** in optframe's kernels hand out blocks to whichever thread is free
-  (``numba.set_parallel_chunksize(1)`` and blocks of fixed size), and each output value is summed
-  by one thread in a fixed order: a busy core delays only the blocks its thread took, and the
-  results do not depend on the thread count. They use every numba thread unless ``threads``
-  says otherwise.
+  of them at its end. A second BLAS thread made no optframe path faster and most slower, on a
+  quiet machine too: Direct on ``fn`` for LAD at 200,000 x 50 took 2.18 s with one BLAS thread
+  and 3.97 s with two; beside another busy process the certificate's Gram product at 300,000 x 41
+  took 0.03 s on one BLAS thread and 1 to 8 s on two. A solve's BLAS therefore runs on
+  ``OPTFRAME_BLAS_THREADS`` threads, one when it is unset, whatever ``threads`` says.
+* **numba's parallel loops and optframe's row blocks** hand out blocks to whichever thread is
+  free, and each output is summed by one thread or in the blocks' order: a busy core delays only
+  the blocks its thread took, and the results do not depend on the thread count. They run on
+  ``threads`` threads (the solve's option, else ``OPTFRAME_THREADS``), all of numba's when
+  neither is given.
 
 :func:`thread_limits` sets both for the duration of a solve, certificate included, and gives
 the previous settings back afterwards. numba's setting is local to the calling thread, so two
@@ -22,22 +23,19 @@ solves in two threads of one process do not change each other's.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import numba
+
+from optframe.errors import OptframeError
 
 _BLAS: Any = None  # the threadpoolctl controller, made on first use (it scans the loaded libraries)
 
 
 def blas_threads(threads: int | None) -> contextlib.AbstractContextManager:
     """Limit the BLAS pools (OpenBLAS, MKL) to ``threads`` threads, one when ``None``, for a run.
-
-    A second BLAS thread made no run faster and several slower: measured on the 2-core machine,
-    LAD at 200,000 x 50, Direct on ``fn`` took 1.55 times as long with two BLAS threads on a
-    quiet machine and 1.86 times with another process busy on one core; AID was level quiet and
-    1.14 times slower loaded (``docs/results/peers.md``, threads). ``threads`` (the solve's
-    option, or ``OPTFRAME_THREADS``) gives BLAS more when a user asks for them.
 
     Examples
     --------
@@ -79,11 +77,25 @@ def numba_threads(threads: int | None) -> Iterator[int]:
         numba.set_num_threads(before)
 
 
+def blas_count() -> int:
+    """``OPTFRAME_BLAS_THREADS`` as a positive int, 1 when it is unset or empty."""
+    text = os.environ.get("OPTFRAME_BLAS_THREADS", "").strip()
+    if not text:
+        return 1
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise OptframeError(f"OPTFRAME_BLAS_THREADS must be a positive integer; got {text!r}")
+    return count
+
+
 @contextlib.contextmanager
 def thread_limits(threads: int | None) -> Iterator[int]:
-    """BLAS at ``threads`` (one when ``None``) and numba at ``threads`` (all when ``None``).
+    """Hold numba to ``threads`` (all when ``None``) and BLAS to :func:`blas_count` (one).
 
     What :func:`optframe.solve` runs a driver and its certificate under; yields numba's count.
     """
-    with blas_threads(threads), numba_threads(threads) as count:
+    with blas_threads(blas_count()), numba_threads(threads) as count:
         yield count
