@@ -135,10 +135,11 @@ def solve(
         ``tol >= 0``; ``max_iter`` and ``threads`` integers >= 1; ``time_limit > 0`` wall
         seconds for the whole call (``inf`` is no limit, as ``None``); ``verbose`` a bool.
         Numpy scalars are taken; strings, NaN and (except ``time_limit``) infinities are not.
-        ``threads`` (default ``OPTFRAME_THREADS``) holds the BLAS pools to that many threads
-        (one when neither says) and numba's parallel loops too (all numba threads when neither
-        says), for the driver and the certificate (:mod:`optframe.threads`); back-ends get it
-        as their own thread option.
+        ``threads`` (default ``OPTFRAME_THREADS``) holds numba's parallel loops and optframe's
+        row blocks to that many threads (all numba threads when neither says), for the driver
+        and the certificate; back-ends get it as their own thread option. BLAS stays at one
+        thread (``OPTFRAME_BLAS_THREADS`` raises it): a second BLAS thread slowed every
+        measured path (:mod:`optframe.threads`).
     callback : callable, optional
         Called with each iteration record of an iterative driver; return ``True`` to stop.
     solver_options : Mapping, optional
