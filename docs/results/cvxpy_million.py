@@ -7,6 +7,9 @@ kernels included), the objective recomputed with numpy from the solution, and it
 peak resident memory (``ru_maxrss``). A method that does not finish is reported with its limit.
 
     python docs/results/cvxpy_million.py --rows 1000000 --limit 1200 --memory-gb 10
+
+Problems: ``LAD``, ``"squared hinge"``, ``logistic`` (the default three) and ``"hinge +
+intercept"`` (the L1-SVM with a free intercept).
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ elif problem_name == "squared hinge":
     problem = cp.Problem(cp.Minimize(
         cp.sum_squares(cp.pos(1 - cp.multiply(y, X @ w))) + 0.5 * cp.sum_squares(w)))
     value = lambda wv, bv: float((np.maximum(0, 1 - y * (X @ wv)) ** 2).sum() + 0.5 * wv @ wv)
+elif problem_name == "hinge + intercept":
+    y = np.where(X @ truth + rng.normal(size=rows) > 0, 1.0, -1.0)
+    b = cp.Variable(name="b")
+    problem = cp.Problem(cp.Minimize(
+        cp.sum(cp.pos(1 - cp.multiply(y, X @ w + b))) + 0.5 * cp.sum_squares(w)))
+    value = lambda wv, bv: float(np.maximum(0, 1 - y * (X @ wv + bv)).sum() + 0.5 * wv @ wv)
 else:  # logistic
     y = np.where(X @ truth + rng.normal(size=rows) > 0, 1.0, -1.0)
     problem = cp.Problem(cp.Minimize(
