@@ -170,3 +170,30 @@ def test_newton_without_a_proof_hands_over_to_direct():
         Dataset(X=(data.X - data.X.mean(axis=0)) / data.X.std(axis=0), y=data.y), Huber(1.0)
     )
     assert of.solve(standardized).driver == "newton"  # no hand-over when Newton proves it
+
+
+def _sparse_hinge_data(n, density, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, 60, density=density, format="csr", random_state=seed, data_rvs=np.ones)
+    y = np.where(X @ rng.normal(size=60) + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    return Dataset(X=X, y=y)
+
+
+def test_a_free_intercept_hinge_on_sparse_points_goes_to_smo_and_matches_direct():
+    from optframe.losses import Hinge
+
+    data = _sparse_hinge_data(auto.SMO_LINEAR_MIN_SAMPLES, 0.1)
+    model = EmpiricalRisk(data, Hinge(), fit_intercept=True)
+    assert picked(model) == "smo"
+    below = EmpiricalRisk(data.subset(np.arange(auto.SMO_LINEAR_MIN_SAMPLES - 1)), Hinge())
+    assert picked(below) == "direct"
+    dense = _sparse_hinge_data(auto.AID_MIN_SAMPLES_QP, 0.8)  # kept dense by SMO: AID's rule
+    assert picked(EmpiricalRisk(dense, Hinge(), fit_intercept=True)) == "aid"
+    chosen = of.solve(model)
+    reference = of.solve(model, "direct")
+    assert chosen.driver == "smo"
+    assert "SMO through w" in chosen.stats["auto_rule"]
+    assert chosen.status is of.Status.OPTIMAL
+    assert reference.status is of.Status.OPTIMAL
+    assert chosen.objective <= reference.objective * (1 + 2e-6)
+    assert chosen.bound <= reference.objective * (1 + 1e-12)
