@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import abc
 import importlib.util
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -19,23 +18,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from optframe.basis import Basis
-from optframe.errors import OptframeError, SolverUnavailable
+from optframe.errors import SolverUnavailable
 from optframe.model import Formulation, ProblemClass, RawSolution
 from optframe.result import Status
+from optframe.validation import count_from_environment
 
 
 def threads_from_environment() -> int | None:
     """``OPTFRAME_THREADS`` as a positive int, or None when it is unset or empty."""
-    text = os.environ.get("OPTFRAME_THREADS", "").strip()
-    if not text:
-        return None
-    try:
-        threads = int(text)
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise OptframeError(f"OPTFRAME_THREADS must be a positive integer; got {text!r}")
-    return threads
+    return count_from_environment("OPTFRAME_THREADS")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,13 +23,12 @@ solves in two threads of one process do not change each other's.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import numba
 
-from optframe.errors import OptframeError
+from optframe.validation import count_from_environment
 
 _BLAS: Any = None  # the threadpoolctl controller, made on first use (it scans the loaded libraries)
 
@@ -79,16 +78,7 @@ def numba_threads(threads: int | None) -> Iterator[int]:
 
 def blas_count() -> int:
     """``OPTFRAME_BLAS_THREADS`` as a positive int, 1 when it is unset or empty."""
-    text = os.environ.get("OPTFRAME_BLAS_THREADS", "").strip()
-    if not text:
-        return 1
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise OptframeError(f"OPTFRAME_BLAS_THREADS must be a positive integer; got {text!r}")
-    return count
+    return count_from_environment("OPTFRAME_BLAS_THREADS") or 1
 
 
 @contextlib.contextmanager

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
 
-from optframe.errors import ModelError
+from optframe.errors import ModelError, OptframeError
 
 
 def describe_range(low: float, high: float, *, low_open: bool, high_open: bool) -> str:
@@ -136,3 +137,23 @@ def check_integer(
 
 
 __all__ = ["check_integer", "check_number", "describe_range"]
+
+
+def count_from_environment(name: str) -> int | None:
+    """The environment variable ``name`` as a positive int, or None when it is unset or empty.
+
+    Raises
+    ------
+    OptframeError
+        If it is set to anything but a positive integer, naming the variable.
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise OptframeError(f"{name} must be a positive integer; got {text!r}")
+    return count
