@@ -1,8 +1,9 @@
 """LAD at 200,000 x 50 by Direct on fn and by AID: BLAS at one thread against two, in one process.
 
-The BLAS pools are set by threadpoolctl around each ``optframe.solve`` (``threads=1``), the two
-counts alternating; the medians of the repeats are printed. For the loaded figures, run another
-process that spins on one core beside it (``python -c "while 1: pass"``)::
+The BLAS pools are set by ``OPTFRAME_BLAS_THREADS`` for each ``optframe.solve``
+(``threads=1``), the two counts alternating; the medians of the repeats are printed. For the
+loaded figures, run another process that spins on one core beside it
+(``python -c "while 1: pass"``)::
 
     python docs/results/blas_threads_bench.py 3
 """
@@ -14,7 +15,6 @@ import sys
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import optframe as of
 from optframe.data import Dataset
@@ -34,16 +34,15 @@ def main(repeats: int) -> None:
         "aid": lambda: of.solve(model, AggregateDisaggregate(), threads=1),
     }
     for run in runs.values():  # warm-up: kernels, imports, caches
-        with threadpool_limits(limits=1, user_api="blas"):
-            run()
+        run()
     seconds: dict[tuple[str, int], list[float]] = {}
     for _ in range(repeats):
         for name, run in runs.items():
             for blas in (1, 2):
-                with threadpool_limits(limits=blas, user_api="blas"):
-                    tick = time.perf_counter()
-                    result = run()
-                    spent = time.perf_counter() - tick
+                os.environ["OPTFRAME_BLAS_THREADS"] = str(blas)  # read by optframe.solve
+                tick = time.perf_counter()
+                result = run()
+                spent = time.perf_counter() - tick
                 seconds.setdefault((name, blas), []).append(spent)
                 print(name, blas, f"{spent:.2f}", result.status.value, flush=True)
     for (name, blas), times in seconds.items():
