@@ -198,7 +198,7 @@ def project_null(
     ----------
     A : array, sparse or :class:`~optframe.row_blocks.WithOnes`, shape (n, k)
         The equality rows' columns (for LAD: :math:`[X, \mathbf 1]`). Dense data with many
-        rows is read by blocks over numba's threads (:mod:`optframe.row_blocks`).
+        rows is read by blocks over the solve's threads (:mod:`optframe.row_blocks`).
     theta : array (n,)
         The starting point.
     upper : array (n,)

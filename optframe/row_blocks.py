@@ -88,7 +88,7 @@ def with_ones(X: Any) -> Any:
 
 
 def _blocked(A: Any) -> tuple[NDArray[np.float64], bool] | None:
-    """``(X, ones)`` when ``A`` goes to the compiled blocks, else None (NumPy or SciPy)."""
+    """``(X, ones)`` when ``A`` goes by row blocks, else None (NumPy or SciPy)."""
     if isinstance(A, WithOnes):
         X, ones = A.X, True
     elif isinstance(A, np.ndarray) and A.ndim == 2:

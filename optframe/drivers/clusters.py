@@ -2,7 +2,7 @@
 
 A partition of the samples is one integer array ``labels`` (cluster id per sample, ``-1`` for a
 sample left out, such as a zero-weight one). Everything is whole-array NumPy except the
-nearest center of many points, taken by row blocks over numba's threads
+nearest center of many points, taken by row blocks over the solve's threads
 (:mod:`optframe.row_blocks`).
 """
 
@@ -90,7 +90,7 @@ def _nearest(
         sorted_centers = centers[order, 0]
         midpoints = (sorted_centers[1:] + sorted_centers[:-1]) / 2
         return order[np.searchsorted(midpoints, points[:, 0])]
-    if deadline is None:  # blocks over numba's threads for many points (optframe.row_blocks)
+    if deadline is None:  # blocks over the solve's threads for many points (optframe.row_blocks)
         labels = row_blocks.nearest_centers(points, centers)
         if labels is not None:
             return labels
