@@ -95,10 +95,21 @@ from ._common import (
 __all__ = ["HIGHS_STATUS", "HighsCvxpyBackend", "HighsMatrixBackend", "HighsPyomoBackend"]
 
 
+def _quiet_scheduler_before_fork() -> None:
+    # HiGHS runs its MIP (and parallel) work on one process-wide task scheduler. A child forked
+    # while its worker threads are alive inherits the scheduler's state (its reference counts,
+    # its deques' locks) but not the threads, and a MIP in the child (run_stoppable) then waited
+    # for them until it was killed, in about one run in four. Shutting the scheduler down here,
+    # blocking until its workers have left, forks a process with no scheduler at all; the
+    # parent's next HiGHS run starts a new one.
+    highspy = sys.modules.get("highspy")
+    if highspy is not None:
+        with contextlib.suppress(Exception):
+            highspy.Highs.resetGlobalScheduler(True)
+
+
 def _fresh_scheduler_after_fork() -> None:
-    # HiGHS runs its MIP (and parallel) work on one process-wide task scheduler whose worker
-    # threads a forked child does not have: a MIP in a child (run_stoppable) after one in the
-    # parent waited forever for them. The child gets a new scheduler.
+    # A scheduler left in the child (a fork the hook above could not quiet) is dropped.
     highspy = sys.modules.get("highspy")
     if highspy is not None:
         with contextlib.suppress(Exception):
@@ -106,7 +117,9 @@ def _fresh_scheduler_after_fork() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_fresh_scheduler_after_fork)
+    os.register_at_fork(
+        before=_quiet_scheduler_before_fork, after_in_child=_fresh_scheduler_after_fork
+    )
 
 #: HiGHS model status (``HighsModelStatus`` member name) -> Status.
 HIGHS_STATUS: dict[str, Status] = {
