@@ -242,7 +242,8 @@ def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
     r"""The :class:`BoxQPDual` of losses with at most three pieces under the ridge penalty.
 
     :math:`x = \alpha - l`: the linear term is :math:`Ql + \varphi'` on the first stretch, the
-    equality row :math:`\text{sgn}^\top x = -\text{sgn}^\top l`, the kink (when :math:`K = 2`) at
+    equality row :math:`\text{sgn}^\top x = -\text{sgn}^\top l` (none, ``rhs=None``, without an
+    intercept), the kink (when :math:`K = 2`) at
     :math:`\sigma c_i g_1 - l_i` with the slope's rise after it, and the offset
     :math:`-\tfrac12 l^\top Q l - \sum_i\varphi_i(l_i)` maps :math:`-\min\Phi` to the optimum.
     Samples with a fixed multiplier (a linear loss) are eliminated (:func:`_eliminated`).
@@ -282,7 +283,7 @@ def box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
         sign=sgn,
         linear=Ql + phi0,
         upper=width,
-        rhs=float(-(sgn @ lower)),
+        rhs=float(-(sgn @ lower)) if model.fit_intercept else None,
         kink=kink,
         slope_below=np.zeros_like(c),
         slope_above=rise,
@@ -312,7 +313,8 @@ def _eliminated(
     columns of :math:`E` go into the linear term (already in :math:`Ql`) and the offset. For PU this
     is USMO's reduced dual, :math:`c = -c_1 K_{UP}\mathbf 1` and
     :math:`-\tfrac12 c_1^2\mathbf 1^\top K_{PP}\mathbf 1`. The start is :math:`\alpha_F = 0`
-    clipped into the box and moved towards one end of it until the equality row holds.
+    clipped into the box and moved towards one end of it until the equality row holds (without
+    an intercept there is no row, ``rhs=None``, and the start is the clipped point).
 
     It is stated as the reduced dual is: a kinked coordinate carries both slopes of
     :math:`\varphi_i` in :math:`h_i` (PU: -1 below :math:`c_2/2`, +1 above) rather than the first
@@ -357,7 +359,7 @@ def _eliminated(
         """The primal objective in O(n log n), v'Kv and f_E from the parts."""
         f = full_f(gradient)
         v_f = sgn_f * (lower_f + x)
-        b = best_intercept(losses, p, q, f, c)
+        b = best_intercept(losses, p, q, f, c) if model.fit_intercept else 0.0
         cross = float(g_fixed @ v_f) + s_fixed  # v_E' (K v)_E
         quad = float(v_f @ f[free]) + cross
         values = losses.value(p + q * (f + b))
@@ -368,6 +370,22 @@ def _eliminated(
     ends = np.minimum(0.0, sgn_f * width_f), np.maximum(0.0, sgn_f * width_f)
     # the model checked that the row can be met (EmpiricalRisk._check_bounded)
     feasible = float(ends[0].sum()) <= rhs <= float(ends[1].sum())
+    if not model.fit_intercept:  # no equality row: any point of the box
+        return BoxQPDual(
+            X=model.data.X[free],
+            kernel=model._kernel,
+            sign=sgn_f,
+            linear=(sgn * Kl)[free] + phi_f,
+            upper=width_f,
+            rhs=None,
+            kink=kink[free],
+            slope_below=below,
+            slope_above=below + rise[free],
+            recover=recover,
+            bound_offset=offset,
+            start=np.clip(-lower_f, 0.0, width_f),
+            objective=objective,
+        )
     return BoxQPDual(
         X=model.data.X[free],
         kernel=model._kernel,
@@ -463,11 +481,6 @@ def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
     loss, pen = model.loss, model.penalty_term
     if (pen.l1, pen.l2) != (0.0, 1.0):
         return f"BoxQPDual is the dual under the penalty L2(); got {model.penalty!r}"
-    if not model.fit_intercept:
-        return (
-            "without an intercept the dual has no equality row, which SMO's pair steps keep; "
-            "use fit_intercept=True, or DCD (its PiecewiseBoxDual, linear kernel)"
-        )
     if model.per_sample:
         return (
             f"with quadratic pieces the box QP is derived for one loss without an affine part; "
@@ -501,7 +514,7 @@ def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
 
 
 def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
-    r"""The :class:`BoxQPDual` of a loss of ReHU pieces (squared hinge, Huber), ridge, intercept.
+    r"""The :class:`BoxQPDual` of a loss of ReHU pieces (squared hinge, Huber) under the ridge.
 
     With :math:`\kappa` the loss's curvature, :math:`c_i\ell^*(\theta/c_i)` has curvature
     :math:`1/(\kappa c_i)` in :math:`\theta`: the diagonal :math:`D_i = 1/(\kappa c_i)` (the
@@ -512,7 +525,8 @@ def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
     :math:`a = e\,\text{sgn}`: :math:`Q = aa^\top\circ K + D`, linear term
     :math:`a\circ K(\text{sgn}\,\bar\alpha) + \sigma e(\ell^{*\prime}(\bar\beta) - p)` (the
     derivative at the domain's end :math:`\bar\beta = \sigma\bar\alpha/c`), the row
-    :math:`a^\top x = -\text{sgn}^\top\bar\alpha`, a kink where an inner linear stretch of the
+    :math:`a^\top x = -\text{sgn}^\top\bar\alpha` with an intercept (none, ``rhs=None``,
+    without), a kink where an inner linear stretch of the
     loss puts one, the offset
     :math:`-\tfrac12 \bar v^\top K \bar v - \sum_i\varphi_i(\bar\alpha_i)`.
     Samples with :math:`c_i = 0` have the one-point box :math:`x_i = 0` and no diagonal.
@@ -565,7 +579,7 @@ def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
         sign=a,
         linear=a * Kb + slope0,
         upper=width,
-        rhs=float(-(sgn @ base)),
+        rhs=float(-(sgn @ base)) if model.fit_intercept else None,
         kink=kink,
         slope_below=np.zeros_like(c),
         slope_above=rise,

@@ -647,12 +647,7 @@ class EmpiricalRisk(Model):
             return None
         if (pen.l1, pen.l2) != (0.0, 1.0):
             return f"{kind.__name__} is the dual under the penalty L2(); got {self.penalty!r}"
-        if kind is BoxQPDual:
-            if not self.fit_intercept:
-                return (
-                    "without an intercept the dual has no equality row, which SMO's pair steps "
-                    "keep; use fit_intercept=True, or a driver for box duals"
-                )
+        if kind is BoxQPDual:  # without an intercept: no equality row (rhs None)
             most = self._losses.max_kinks
             if most > 2:
                 return f"the loss {loss!r} has {most + 1} pieces; the box QP allows 3"

@@ -67,12 +67,15 @@ class Structure:
 # --- a kernel QP over a box, with at most one equality row and one kink per variable (SMO) -----
 @dataclass(frozen=True, eq=False)
 class BoxQPDual(Structure):
-    r"""A kernel quadratic over a box, one equality row and one kink per variable.
+    r"""A kernel quadratic over a box, at most one equality row and one kink per variable.
 
     .. math::
 
         \min_x \; \Phi(x) = \tfrac12 x^\top Q x + c^\top x + \sum_i h_i(x_i)
         \quad\text{s.t.}\quad a^\top x = b, \quad 0 \le x_i \le u_i,
+
+    or the same without the row :math:`a^\top x = b` (``rhs`` is ``None``: a model without a
+    free intercept),
 
     with :math:`a_i = \pm 1`,
 
@@ -100,7 +103,8 @@ class BoxQPDual(Structure):
     sign, linear, upper : arrays (n,)
         :math:`a`, :math:`c`, :math:`u`.
     rhs : float or None
-        :math:`b`; ``None`` when there is no equality row (SMO's pair steps need one).
+        :math:`b`; ``None`` when there is no equality row (the dual of a model without a free
+        intercept: a box QP, which SMO solves by single-variable steps).
     kink, slope_below, slope_above : arrays (n,)
         :math:`\kappa`, :math:`s^-`, :math:`s^+`.
     recover : callable ``(x, gradient) -> solution``

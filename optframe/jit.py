@@ -75,6 +75,9 @@ class Needs:
     quadratic : bool or None
         SMO steps on a ``BoxQPDual`` with a diagonal of its own (quadratic loss pieces:
         :mod:`optframe.drivers.smo_quadratic`), compiled only for such a run.
+    single : bool or None
+        SMO's single-variable steps on a ``BoxQPDual`` without an equality row (no free
+        intercept: :mod:`optframe.drivers.smo_single`), compiled only for such a run.
     """
 
     linear: bool | None = None
@@ -83,6 +86,7 @@ class Needs:
     pieces: bool | None = None
     entropy: bool | None = None
     quadratic: bool | None = None
+    single: bool | None = None
 
     def covers(self, other: Needs) -> bool:
         """Whether kernels compiled for these needs serve a run with ``other``'s."""
@@ -95,6 +99,7 @@ class Needs:
                 (self.pieces, other.pieces),
                 (self.entropy, other.entropy),
                 (self.quadratic, other.quadratic),
+                (self.single, other.single),
             )
         )
 
@@ -167,7 +172,7 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
 
     # the linear kernel steps through w; the kernel rows of the other kernels are forced here
     steps = {None: ("weights", "rows"), True: ("weights",), False: ("rows",)}[needs.weights]
-    if needs.quadratic:  # the steps with a diagonal alone (rows: no step goes through w)
+    if needs.quadratic or needs.single:  # those steps alone (rows: no step goes through w)
         steps = ()
     runs = []
     for step in steps:
@@ -181,8 +186,10 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
             (driver_, WeightedSVM(_tiny_data(sparse), C=1.0, kernel=kernel))
             for sparse in _layouts(needs)
         ]
-    if needs.quadratic is not False:
+    if needs.quadratic is not False and not needs.single:
         runs += _smo_quadratic_runs(driver, needs)
+    if needs.single is not False and not needs.quadratic:
+        runs += _smo_single_runs(driver, needs)
     return runs
 
 
@@ -199,6 +206,30 @@ def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     kernel = Linear() if needs.linear else RBF(gamma=0.5)
     return [
         (driver_, EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel))
+        for sparse in _layouts(needs)
+    ]
+
+
+def _smo_single_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
+    """SMO's single-variable steps: the L2-loss SVM without intercept, by kernel rows.
+
+    One run serves duals with and without a diagonal (the steps always take one, zeros when
+    the dual has none).
+    """
+    from optframe.drivers import SMO
+    from optframe.kernels import RBF, Linear
+    from optframe.losses import SquaredHinge
+    from optframe.models import EmpiricalRisk
+
+    driver_ = SMO(
+        float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows, check_every=5,
+    )  # fmt: skip
+    kernel = Linear() if needs.linear else RBF(gamma=0.5)
+    return [
+        (
+            driver_,
+            EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel, fit_intercept=False),
+        )
         for sparse in _layouts(needs)
     ]
 

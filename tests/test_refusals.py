@@ -13,7 +13,7 @@ from optframe.data import Dataset
 from optframe.drivers import DCD, SMO, AggregateDisaggregate, Direct
 from optframe.errors import DataError, IncompatibleBackend, IncompatibleDriver, ModelError
 from optframe.kernels import RBF
-from optframe.losses import Huber, Pinball
+from optframe.losses import Huber, Pinball, PLQLoss
 from optframe.models import L2SVM, EmpiricalRisk, LADRegression, WeightedSVM
 from optframe.penalties import L1, L2, ElasticNet
 from optframe.validation import check_number
@@ -129,13 +129,14 @@ def test_direct_dual_with_l1_says_why():
 
 
 def test_box_drivers_give_their_own_reason_for_quadratic_pieces():
-    # SMO refuses with its own reason (quadratic pieces need the intercept's equality row, one
-    # curvature and multipliers bounded on one side); DCD takes them through the loss's pieces
-    model = EmpiricalRisk(_regression(), Huber(), penalty=L2(), fit_intercept=False)
+    # SMO refuses with its own reason (quadratic pieces need one curvature and multipliers
+    # bounded on one side); DCD takes them through the loss's pieces
+    expectile = PLQLoss(rehu=[(math.sqrt(0.6), 0.0, math.inf), (-math.sqrt(1.4), 0.0, math.inf)])
+    model = EmpiricalRisk(_regression(), expectile, penalty=L2(), fit_intercept=False)
     with pytest.raises(IncompatibleDriver) as caught:
         of.solve(model, SMO())
     text = str(caught.value)
-    assert "without an intercept the dual has no equality row" in text
+    assert "different curvatures" in text
     assert "AID" not in text
     assert "Drivers that apply to this model: 'direct', 'cd', 'dcd', 'newton'" in text
     assert DCD().accepts(model)

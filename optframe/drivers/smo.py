@@ -1,8 +1,10 @@
-r"""Sequential minimal optimization for duals with a box, one equality row and kinks.
+r"""Sequential minimal optimization for duals with a box, at most one equality row and kinks.
 
 The driver solves any model that offers a :class:`~optframe.capabilities.BoxQPDual` (the dual
 and the way back to the model's solution from a dual point), for example the WeightedSVM dual and
-the PULearning reduced dual (USMO, with the stopping rule completed as in notes/usmo.md).
+the PULearning reduced dual (USMO, with the stopping rule completed as in notes/usmo.md). A dual
+without the equality row (no free intercept) is solved by single-variable steps
+(:mod:`optframe.drivers.smo_single`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers import smo_linear as linear
 from optframe.drivers import smo_quadratic as quadratic
+from optframe.drivers import smo_single as single
 from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
 from optframe.drivers.kernel_cache import cache_slots
@@ -100,7 +103,8 @@ def _check_feasible(dual: BoxQPDual, x: NDArray[np.float64], what: str) -> None:
         raise ModelError(f"SMO: {what} leaves the box 0 <= x <= upper")
     if not dual.bound_scale > 0.0:
         raise ModelError(f"SMO: the dual's bound_scale must be > 0; got {dual.bound_scale!r}")
-    assert dual.rhs is not None
+    if dual.rhs is None:  # no equality row: the box is all
+        return
     residual = abs(float(dual.sign @ x) - dual.rhs)
     if residual > 1e-9 * max(1.0, abs(dual.rhs), float(np.abs(x).sum())):
         raise ModelError(f"SMO: {what} violates the equality row by {residual:.3g}")
@@ -163,6 +167,15 @@ class SMO(Driver):
     :math:`\max_i \mathrm{up}_i - \min_j \mathrm{low}_j \le` ``tol`` on all variables with
     :math:`G` recomputed from scratch (the complete rule, which for PU includes the condition (g4)
     that the paper omits); if the fresh gradient violates the rule, the steps go on from it.
+
+    A dual without the equality row (``rhs`` is ``None``: no free intercept) is solved by
+    single-variable steps instead of pairs (kernel dual coordinate descent,
+    :mod:`optframe.drivers.smo_single`): the variable of the largest rate in either direction
+    (of the two candidates, the larger second-order gain), moved to its exact 1-D minimizer on
+    its box and kink, :math:`G` updated with its kernel row from the same cache, the same
+    shrinking; the rule is :math:`\max_i \mathrm{up}_i \le \tau` and
+    :math:`\min_j \mathrm{low}_j \ge -\tau` on the gradient from scratch. Any kernel (the
+    linear one by kernel rows), with or without a ``diagonal``; not the paper's rule.
 
     Parameters
     ----------
@@ -341,23 +354,25 @@ class SMO(Driver):
         ``linear_steps="rows"`` or ``stopping="paper"``), by kernel rows otherwise.
         """
         kind = _kernel_code(dual.kernel)[0]
+        single_steps = dual.rhs is None
         return Needs(
             linear=kind == 0,
             sparse=stays_sparse(dual.X),
             weights=(
                 kind == 0 and self.linear_steps == "weights" and self.stopping != "paper"
-                and bool(dual.plain)
+                and bool(dual.plain) and not single_steps
             ),
-            quadratic=dual.diagonal is not None,
+            quadratic=dual.diagonal is not None and not single_steps,
+            single=single_steps,
         )  # fmt: skip
 
     def _run(self, model: Model, context: RunContext, threads: int) -> Result:
         start = time.perf_counter()
         dual = model.structure(BoxQPDual)
-        if dual.rhs is None:
+        if dual.rhs is None and self.stopping == "paper":
             raise IncompatibleDriver(
-                f"SMO needs a dual with one equality row; {model.name} has none here "
-                "(for WeightedSVM: fit_intercept=False)"
+                f"SMO: stopping='paper' is USMO's rule for pair steps on an equality row; "
+                f"{model.name}'s dual has none (no free intercept): use stopping='complete'"
             )
         if dual.diagonal is not None and self.stopping == "paper":
             raise IncompatibleDriver(
@@ -451,6 +466,9 @@ class SMO(Driver):
             diag += D0
         terms = (r0.copy(), shift, ridge, plain)
         paper = self.stopping == "paper"
+        single_steps = bool(needs.single)  # no equality row: one variable per step
+        if single_steps:
+            extra = np.zeros(n) if D0 is None else extra
         through_w = bool(needs.weights)  # linear kernel, plain dual, not the paper's rule
         row_dtype = np.float32 if self.float32_rows and not through_w else np.float64
         Zrow = row_points(Z, row_dtype)
@@ -521,6 +539,12 @@ class SMO(Driver):
                     float(tol), int(budget), second, self.shrinking, shrink_every,
                     self.subproblem_size, 1e-12, gram, linear.INNER_SHRINK,
                 )  # fmt: skip
+            elif single_steps:
+                code, done, gap, dphi = single.run_chunk(
+                    Zrow, sqn, kind, gamma, coef0, degree, terms, diag, extra, a, c, u, kink, sb,
+                    sa, x, G, perm, work, cache, counters, buf, float(tol), int(budget), second,
+                    self.shrinking, shrink_every, 1e-12, parallel,
+                )  # fmt: skip
             elif D0 is not None:
                 code, done, gap, dphi = quadratic.run_chunk(
                     Zrow, sqn, kind, gamma, coef0, degree, terms, diag, extra, a, c, u, kink, sb,
@@ -587,10 +611,15 @@ class SMO(Driver):
             exact_weights()  # the drift of the kept w at the end
         x_out, G_out = _in_order(x, G, perm)
         all_active = np.int64(n)
-        final_gap, _, _ = core.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, False)
+        if single_steps:
+            final_gap, _ = single.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active)
+        else:
+            final_gap, _, _ = core.violation(
+                a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, False
+            )
         if stalled and not tightened:  # a stall below the user's rule is the certificate's call
             warnings.warn(
-                f"SMO stalled (no pair step decreases the dual) with violation {final_gap:.3g} "
+                f"SMO stalled (no step decreases the dual) with violation {final_gap:.3g} "
                 f"> tol {tol:g}",
                 ConvergenceWarning,
                 stacklevel=3,
@@ -603,7 +632,11 @@ class SMO(Driver):
             objective = float(dual.objective(x_out, G_out))
         else:
             objective = model.objective(solution)
-        paper_gap = core.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, True)[0]
+        paper_gap = (
+            final_gap
+            if single_steps
+            else core.violation(a0, x_out, G_out, u0, kink0, sb0, sa0, all_active, True)[0]
+        )
         stats = {
             "violation": float(final_gap),
             "paper_violation": float(paper_gap),
@@ -616,10 +649,13 @@ class SMO(Driver):
             "gradient_passes": fresh_passes,
             "threads": threads,
             "stalled": stalled,
-            "equality_residual": abs(float(a0 @ x_out) - float(dual.rhs)),
+            "equality_residual": (
+                0.0 if dual.rhs is None else abs(float(a0 @ x_out) - float(dual.rhs))
+            ),
             "tol": tol,
             "tightened": tightened,
             "linear_steps": "weights" if through_w else "rows",
+            "single_steps": single_steps,
             "working_sets": int(wcount[linear.SETS]),
             "gram_rows": int(wcount[linear.GRAM_ROWS]),
             "w_drift": drift,

@@ -123,9 +123,10 @@ import numpy as np
 import optframe as of
 from optframe import jit, kernel_sums
 from optframe.data import Dataset
-from optframe.drivers import SMO, smo_core, smo_linear, smo_quadratic, fw_core, dcd_core
+from optframe.drivers import SMO, smo_core, smo_linear, smo_quadratic, smo_single, fw_core
+from optframe.drivers import dcd_core
 from optframe.models import WeightedSVM
-modules = (smo_core, smo_linear, smo_quadratic, fw_core, dcd_core, kernel_sums)
+modules = (smo_core, smo_linear, smo_quadratic, smo_single, fw_core, dcd_core, kernel_sums)
 def compiled():
     return sorted({
         f"{v.py_func.__module__}.{v.py_func.__qualname__}" for m in modules
@@ -157,6 +158,7 @@ def test_a_run_compiles_only_what_it_needs():
         "pieces": None,
         "entropy": None,
         "quadratic": False,
+        "single": False,
     }
     assert not found["failures"]
     after = set(found["after"])
@@ -170,7 +172,8 @@ def test_a_run_compiles_only_what_it_needs():
     }
     assert not after & not_needed
     assert not any(name.startswith(("optframe.drivers.fw_core", "optframe.drivers.dcd",
-                                    "optframe.drivers.smo_quadratic")) for
+                                    "optframe.drivers.smo_quadratic",
+                                    "optframe.drivers.smo_single")) for
                    name in after)  # fmt: skip
 
 

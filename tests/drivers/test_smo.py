@@ -250,12 +250,14 @@ def test_svm_smo_on_sparse_rows_equals_dense(rng, kernel):
         assert result.objective == pytest.approx(ref.objective, rel=1e-6)
 
 
-def test_svm_without_intercept_is_incompatible(cancer):
+def test_svm_without_intercept_takes_single_variable_steps(cancer):
+    # no equality row: SMO steps one variable at a time (tests/drivers/test_smo_single.py)
     X, y = cancer
     model = WeightedSVM(Dataset(X=X, y=y), fit_intercept=False)
-    assert not SMO().accepts(model)  # refused up front, so compare() never offers it
-    with pytest.raises(IncompatibleDriver, match="equality"):
-        of.solve(model, driver=SMO())
+    assert SMO().accepts(model)
+    assert SMO().kernel_needs(model.structure(BoxQPDual)).single
+    with pytest.raises(IncompatibleDriver, match="stopping='complete'"):
+        of.solve(model, driver=SMO(stopping="paper"))
 
 
 def test_bad_options():
