@@ -472,11 +472,12 @@ def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
 
     The box QP has one variable per sample, :math:`\theta_i`, whose dual term
     :math:`c_i\ell^*(\theta_i/c_i)` must be one quadratic (a single curvature) plus at most one
-    kink, over an interval bounded on at least one side (SMO's variables are bounded below).
-    So: one loss of ReHU pieces only (no ReLU kink), no affine part; every quadratic stretch
-    with the same curvature (the expectile with :math:`\tau \ne 1/2` has two); a conjugate
-    domain bounded on one side at least (least squares, the expectile and the squared
-    epsilon-insensitive loss have a free multiplier); at most one inner linear stretch.
+    kink, over an interval bounded on at least one side (the box's variables are bounded
+    below). So: one loss of ReHU pieces only (no ReLU kink), no affine part; every quadratic
+    stretch with the same curvature (the expectile with :math:`\tau \ne 1/2` has two); at most
+    one inner linear stretch. A free multiplier (a conjugate finite on the whole line: least
+    squares, the expectile, the squared epsilon-insensitive loss) is split in two bounded
+    variables instead (:func:`split_box_qp_dual`, conditions in :func:`_split_refusal`).
     """
     loss, pen = model.loss, model.penalty_term
     if (pen.l1, pen.l2) != (0.0, 1.0):
@@ -492,6 +493,9 @@ def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
             "beside quadratic ones, which one variable per sample with one diagonal term does "
             "not carry (a loss of ReHU pieces only, or of ReLU pieces only, gives a box QP)"
         )
+    lo, hi = loss.conjugate_domain
+    if math.isinf(lo) and math.isinf(hi):
+        return _split_refusal(loss)
     curvatures = {float(seg[5]) for seg in loss._segments if seg[5] > 0.0}
     if len(curvatures) > 1:
         shown = ", ".join(f"{k:g}" for k in sorted(curvatures))
@@ -500,17 +504,127 @@ def quadratic_box_refusal(model: EmpiricalRisk) -> str | None:
             "expectile with tau != 1/2 has two): its conjugate is not one quadratic, so one "
             "variable per sample with one diagonal term cannot state it"
         )
-    lo, hi = loss.conjugate_domain
-    if math.isinf(lo) and math.isinf(hi):
-        return (
-            f"the multipliers of {loss!r} are free (its conjugate is finite on the whole line: "
-            "least squares, the expectile, the squared epsilon-insensitive loss), and SMO's "
-            "variables are bounded below; solve it by Direct, or DCD without an intercept"
-        )
     _, _, _, kinks = _conjugate_shape(loss)
     if len(kinks) > 1:
         return f"the loss {loss!r} has {len(kinks)} inner linear stretches; the box QP allows 1"
     return None
+
+
+def _split_shape(loss: PLQLoss) -> tuple[float, float, float, float] | str:
+    r""":math:`(z_-, z_+, \kappa_-, \kappa_+)` of a loss with free multipliers, or why not.
+
+    :math:`[z_-, z_+]` is where :math:`\ell` is smallest (a flat stretch, or one point) and
+    :math:`\kappa_\mp` its curvature left and right of it; with
+    :math:`\ell_{\min} = \ell(z_+)`, :math:`\ell^*(\theta) = \theta z_\pm +
+    \theta^2/(2\kappa_\pm) - \ell_{\min}` for :math:`\pm\theta \ge 0`.
+    """
+    segments = loss._segments
+    flat = [seg for seg in segments if seg[5] == 0.0]
+    if any(seg[4] != 0.0 for seg in flat) or len(flat) > 1:
+        return "a linear stretch of non-zero slope"
+    if flat:
+        z_low, z_high = float(flat[0][0]), float(flat[0][1])
+    else:
+        at = [
+            min(max(seg[2] - seg[4] / seg[5], seg[0]), seg[1])
+            for seg in segments
+            if seg[0] <= seg[2] - seg[4] / seg[5] <= seg[1]
+        ]
+        if not at:
+            return "no point where its derivative is 0"
+        z_low = z_high = float(at[0])
+    left = {float(seg[5]) for seg in segments if seg[0] < z_low and seg[5] > 0.0}
+    right = {float(seg[5]) for seg in segments if seg[1] > z_high and seg[5] > 0.0}
+    if len(left) != 1 or len(right) != 1:
+        return "more than one curvature on one side of its minimum"
+    return z_low, z_high, left.pop(), right.pop()
+
+
+def _split_refusal(loss: PLQLoss) -> str | None:
+    r"""Why a loss with free multipliers gives no split :class:`BoxQPDual` (``None``: it does).
+
+    The split :math:`\theta = \theta^+ - \theta^-`, :math:`\theta^\pm \ge 0`, states
+    :math:`c\ell^*(\theta/c)` exactly when :math:`\ell^*` is one quadratic on each side of 0
+    that grows away from it: :math:`\ell` smallest on a flat stretch (or a point) with one
+    curvature on each side (least squares, the expectile, the squared epsilon-insensitive loss).
+    """
+    shape = _split_shape(loss)
+    if isinstance(shape, str):
+        return (
+            f"the multipliers of {loss!r} are free and it has {shape}: its conjugate is not one "
+            "quadratic on each side of 0, so a split into two variables with one diagonal "
+            "term each (one curvature per side) cannot state it"
+        )
+    return None
+
+
+def split_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
+    r"""The :class:`BoxQPDual` of a loss with free multipliers, split in two variables each.
+
+    With :math:`\theta_i = \sigma\alpha_i = \theta^+_i - \theta^-_i`, :math:`x = (\theta^+,
+    \theta^-) \ge 0` (2n variables, the points twice): :math:`\ell^*` of
+    :func:`_split_shape` gives the diagonals :math:`1/(\kappa_\pm c_i)`, the linear terms
+    :math:`z_+ - p_i` and :math:`p_i - z_-`, signs :math:`a = (\sigma\,\text{sgn},
+    -\sigma\,\text{sgn})` (so :math:`v = \text{sgn}\,\alpha = \sum a_k x_k` over both
+    copies), the offset :math:`\sum_i c_i \ell_{\min}`, and with an intercept the row
+    :math:`a^\top x = 0` (none without). Exact: for a given :math:`\theta_i` the two terms,
+    both growing away from 0, are smallest with one of :math:`\theta^\pm_i` at 0, which is
+    :math:`c_i\ell^*(\theta_i/c_i)`. Samples with :math:`c_i = 0` have both boxes
+    :math:`\{0\}`.
+    """
+    loss, c, s = model.loss, model.costs, sigma(model)
+    sgn, X, p = signs(model), model.data.X, model.offset
+    shape = _split_shape(loss)
+    assert not isinstance(shape, str)  # quadratic_box_refusal said so
+    z_low, z_high, k_low, k_high = shape
+    counted = c > 0
+    safe = np.where(counted, c, 1.0)
+    half = s * sgn
+    sign = np.concatenate([half, -half])
+    diagonal = np.concatenate(
+        [
+            np.where(counted, 1.0 / (k_high * safe), 0.0),
+            np.where(counted, 1.0 / (k_low * safe), 0.0),
+        ]
+    )
+    linear = np.concatenate([np.where(counted, z_high - p, 0.0), np.where(counted, p - z_low, 0.0)])
+    upper = np.concatenate([np.where(counted, np.inf, 0.0)] * 2)
+    n = c.shape[0]
+    minimum = float(loss.value(np.array([z_high]))[0])
+    offset = float(c[counted].sum()) * minimum
+    twice = sp.vstack([X, X], format="csr") if sp.issparse(X) else np.vstack([X, X])
+
+    def alpha_kv(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        r""":math:`\alpha` and :math:`Kv` from the split point and its gradient."""
+        x, gradient = np.asarray(x, dtype=np.float64), np.asarray(gradient, dtype=np.float64)
+        alpha = s * (x[:n] - x[n:])
+        kv = half * (gradient[:n] - diagonal[:n] * x[:n] - linear[:n])
+        return alpha, kv
+
+    def recover(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> dict[str, Any]:
+        alpha, kv = alpha_kv(x, gradient)
+        return solution_from_alpha(model, alpha, intercept=True, f=kv)
+
+    def objective(x: NDArray[np.float64], gradient: NDArray[np.float64]) -> float:
+        alpha, kv = alpha_kv(x, gradient)
+        return _objective(model, alpha, sgn * kv)
+
+    return BoxQPDual(
+        X=twice,
+        kernel=model._kernel,
+        sign=sign,
+        linear=linear,
+        upper=upper,
+        rhs=0.0 if model.fit_intercept else None,
+        kink=upper.copy(),
+        slope_below=np.zeros(2 * n),
+        slope_above=np.zeros(2 * n),
+        recover=recover,
+        bound_offset=offset,
+        start=np.zeros(2 * n),
+        objective=objective,
+        diagonal=diagonal,
+    )
 
 
 def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
@@ -531,6 +645,9 @@ def quadratic_box_qp_dual(model: EmpiricalRisk) -> BoxQPDual:
     :math:`-\tfrac12 \bar v^\top K \bar v - \sum_i\varphi_i(\bar\alpha_i)`.
     Samples with :math:`c_i = 0` have the one-point box :math:`x_i = 0` and no diagonal.
     """
+    low_domain, high_domain = model.loss.conjugate_domain
+    if math.isinf(low_domain) and math.isinf(high_domain):
+        return split_box_qp_dual(model)
     loss, c, s = model.loss, model.costs, sigma(model)
     sgn, X, p = signs(model), model.data.X, model.offset
     lower, upper = dual_box(model)

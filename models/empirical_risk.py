@@ -208,10 +208,14 @@ class EmpiricalRisk(Model):
     * :class:`~optframe.capabilities.PiecewiseLinearSampleLoss` (AggregateDisaggregate) for
       every piecewise-linear loss, any penalty;
     * :class:`~optframe.capabilities.BoxQPDual` (SMO) for a piecewise-linear loss of at most
-      three pieces, the penalty ``L2()`` and an intercept; and, with a diagonal of its own and
-      variables unbounded above, for one loss of ReHU pieces of one curvature whose
-      multipliers are bounded on one side (the squared hinge: the L2-loss SVM's standard dual;
-      Huber; :func:`~optframe.models._risk_structures.quadratic_box_refusal` says which are not);
+      three pieces and the penalty ``L2()``; and, with a diagonal of its own and variables
+      unbounded above, for one loss of ReHU pieces of one curvature whose multipliers are
+      bounded on one side (the squared hinge: the L2-loss SVM's standard dual; Huber), or whose
+      multipliers are free with one curvature on each side of the loss's minimum, each split in
+      two bounded variables (least squares, the expectile, the squared epsilon-insensitive
+      loss; :func:`~optframe.models._risk_structures.quadratic_box_refusal` says which are not).
+      With an intercept it has the equality row :math:`\text{sgn}^\top\alpha = 0`; without,
+      it is a box QP (``rhs`` is ``None``);
     * :class:`~optframe.capabilities.LinearBoxDual` (DualCoordinateDescent, safe screening) for
       a two-piece loss that vanishes at its kink, the penalty ``L2()`` and no intercept;
     * :class:`~optframe.capabilities.PiecewiseBoxDual` (DualCoordinateDescent) for any loss

@@ -129,14 +129,15 @@ def test_direct_dual_with_l1_says_why():
 
 
 def test_box_drivers_give_their_own_reason_for_quadratic_pieces():
-    # SMO refuses with its own reason (quadratic pieces need one curvature and multipliers
-    # bounded on one side); DCD takes them through the loss's pieces
-    expectile = PLQLoss(rehu=[(math.sqrt(0.6), 0.0, math.inf), (-math.sqrt(1.4), 0.0, math.inf)])
-    model = EmpiricalRisk(_regression(), expectile, penalty=L2(), fit_intercept=False)
+    # SMO refuses with its own reason (quadratic pieces need one curvature per side of the
+    # loss's minimum); DCD takes them through the loss's pieces
+    inf = math.inf
+    loss = PLQLoss(rehu=[(1.0, 0.0, inf), (1.0, -1.0, inf), (-1.0, 0.0, inf)])
+    model = EmpiricalRisk(_regression(), loss, penalty=L2(), fit_intercept=False)
     with pytest.raises(IncompatibleDriver) as caught:
         of.solve(model, SMO())
     text = str(caught.value)
-    assert "different curvatures" in text
+    assert "more than one curvature on one side" in text
     assert "AID" not in text
     assert "Drivers that apply to this model: 'direct', 'cd', 'dcd', 'newton'" in text
     assert DCD().accepts(model)

@@ -8,7 +8,7 @@ import optframe as of
 from optframe.data import Dataset, load_dataset, make_classification_svm, make_lad_set_a
 from optframe.drivers import auto
 from optframe.kernels import RBF
-from optframe.losses import Huber, Pinball
+from optframe.losses import Hinge, Huber, Pinball, SquaredHinge
 from optframe.models import (
     L2SVM,
     EmpiricalRisk,
@@ -56,6 +56,19 @@ def test_the_rules():
     y = np.where(np.arange(BIG_LAD.n_samples) < 50, np.sign(BIG_LAD.y - np.median(BIG_LAD.y)), 0)
     s3vm = SemiSupervisedSVM(Dataset(X=BIG_LAD.X, y=y))
     assert picked(s3vm) == "direct"  # a non-convex loss: AID would be a heuristic
+
+
+def test_a_kernel_model_without_intercept_goes_to_smo_from_its_size():
+    # its box QP has no equality row: SMO's single-variable steps (docs/results/smo_single.md)
+    rbf = RBF(gamma=0.5)
+    below = KERNEL_SVM.subset(np.arange(auto.SMO_MIN_SAMPLES - 1))
+    for loss in (SquaredHinge(), Hinge()):
+        at = EmpiricalRisk(KERNEL_SVM, loss, fit_intercept=False, kernel=rbf)
+        choice = auto.choose(at)
+        assert choice.driver.name == "smo"
+        assert "no equality row" in choice.rule
+        assert picked(EmpiricalRisk(below, loss, fit_intercept=False, kernel=rbf)) == "direct"
+    assert picked(WeightedSVM(KERNEL_SVM, kernel=rbf, fit_intercept=False)) == "smo"
 
 
 def test_the_result_says_what_ran_and_why():

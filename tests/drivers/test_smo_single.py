@@ -36,6 +36,10 @@ from optframe.result import Status
 
 N = 240
 SMOOTHED_HINGE = PLQLoss(rehu=[(-1.0, 1.0, 1.0)], kind="classification")
+# free multipliers: split in two bounded variables, each with its own diagonal
+EXPECTILE = PLQLoss(rehu=[(math.sqrt(0.6), 0.0, math.inf), (-math.sqrt(1.4), 0.0, math.inf)])
+SQUARED_EPS = PLQLoss(rehu=[(1.0, -0.5, math.inf), (-1.0, -0.5, math.inf)])
+LEAST_SQUARES = PLQLoss(rehu=[(1.0, 0.0, math.inf), (-1.0, 0.0, math.inf)])
 GAP = 1e-8  # both solves to this gap, so that their objectives agree to 1e-6
 
 
@@ -57,18 +61,20 @@ CELLS = [
     ("absolute", Absolute(), False),
     ("pinball", Pinball(0.3), False),
     ("eps-insensitive", EpsilonInsensitive(0.5), False),
+    ("expectile", EXPECTILE, False),
+    ("squared eps-insensitive", SQUARED_EPS, False),
 ]
 KERNELS = [("rbf", RBF(gamma=0.5)), ("linear", Linear())]
 
 
-def _agree(model, smo: SMO | None = None):
+def _agree(model, smo: SMO | None = None, single: bool = True):
     result = of.solve(model, driver=smo or SMO(), gap_tol=GAP)
     ref = of.solve(model, driver=Direct(), backend="clarabel", gap_tol=GAP)
     assert ref.status is Status.OPTIMAL, ref.stats
     assert result.status is Status.OPTIMAL, (result.gap, result.stats)
     assert math.isfinite(result.gap)
     assert result.gap <= GAP
-    assert result.stats["single_steps"] is True
+    assert result.stats["single_steps"] is single
     # each objective is the model's at that method's own solution
     assert model.objective(result.solution) == pytest.approx(result.objective, rel=1e-12)
     assert model.objective(ref.solution) == pytest.approx(ref.objective, rel=1e-12)
@@ -84,6 +90,21 @@ def test_smo_matches_direct_without_intercept(name, loss, classification, kernel
     dual = model.structure(BoxQPDual)
     assert dual.rhs is None  # no equality row
     _agree(model)
+
+
+@pytest.mark.parametrize(
+    "loss", [EXPECTILE, SQUARED_EPS, LEAST_SQUARES], ids=["expectile", "squared-eps", "ls"]
+)
+def test_free_multipliers_are_split_with_and_without_intercept(loss):
+    weights = np.random.default_rng(3).uniform(0.0, 2.0, size=N)
+    weights[::13] = 0.0
+    for intercept in (False, True):
+        model = EmpiricalRisk(TARGETS, loss, C=1.0, fit_intercept=intercept, kernel=RBF(gamma=0.5),
+                              sample_weight=weights)  # fmt: skip
+        dual = model.structure(BoxQPDual)
+        assert dual.n == 2 * N  # theta = theta+ - theta-
+        assert (dual.rhs is None) is not intercept
+        _agree(model, single=not intercept)  # with the intercept: pair steps on a'x = 0
 
 
 def test_weighted_svm_without_intercept_with_weights_and_a_polynomial_kernel():
