@@ -1,17 +1,21 @@
-r"""The Frisch-Newton iteration: Mehrotra's predictor-corrector for an LP with boxed variables.
+r"""The Frisch-Newton iteration: Mehrotra's predictor-corrector for a box LP or separable QP.
 
-The problem, after the back-end (:mod:`optframe.solvers.fn`) has shifted the bounds to zero and
-dropped fixed columns, is
+The problem, after the back-end (:mod:`optframe.solvers.fn`) has shifted finite lower bounds to
+zero and dropped fixed columns, is
 
 .. math::
 
-    \min_x \; c^\top x \quad\text{s.t.}\quad A x = b, \quad 0 \le x \le u, \qquad u > 0,
+    \min_x \; c^\top x + \tfrac12 \sum_j h_j x_j^2 \quad\text{s.t.}\quad A x = b, \quad
+    \ell_j \le x_j \le u_j, \qquad h \ge 0,
 
-with dual :math:`\max_{y,z,w} b^\top y - u^\top w` s.t. :math:`A^\top y + z - w = c`,
-:math:`z, w \ge 0`. With :math:`s = u - x` the central path is :math:`x z = s w = \mu`. One
-Newton step for the residuals :math:`r_p = b - Ax`, :math:`r_d = c - A^\top y - z + w` and
+with :math:`\ell_j \in \{0, -\infty\}`, :math:`u_j \in (0, \infty]`, and :math:`h_j > 0` on every
+column with an infinite bound (an LP has :math:`h = 0` and every column boxed). With
+:math:`s = u - x`, multipliers :math:`z \ge 0` on the finite lower bounds and :math:`w \ge 0` on
+the finite upper ones (zero elsewhere), the central path is :math:`x z = s w = \mu`. One Newton
+step for the residuals :math:`r_p = b - Ax`, :math:`r_d = c + h \odot x - A^\top y - z + w` and
 complementarity targets :math:`r_{xz}`, :math:`r_{sw}` reduces, with
-:math:`\theta = (z/x + w/s)^{-1}`, to the normal equations
+:math:`\theta = (h + z/x + w/s)^{-1}` (a term only where its bound is finite), to the normal
+equations
 
 .. math::
 
@@ -20,19 +24,27 @@ complementarity targets :math:`r_{xz}`, :math:`r_{sw}` reduces, with
 
 an :math:`m \times m` system (``m`` rows) factored once per iteration by a dense Cholesky and
 solved twice (predictor with :math:`r_{xz} = -xz`, corrector with Mehrotra's centering
-:math:`\sigma = (\mu_\text{aff}/\mu)^3` and second-order term). This is Koenker and d'Orey's
-and Portnoy and Koenker's Frisch-Newton algorithm (quantreg's ``rq.fit.fnb``) for any ``A``.
+:math:`\sigma = (\mu_\text{aff}/\mu)^3` and second-order term). For an LP this is Koenker and
+d'Orey's and Portnoy and Koenker's Frisch-Newton algorithm (quantreg's ``rq.fit.fnb``) for any
+``A``; the separable quadratic only adds :math:`h` to the diagonal that :math:`\Theta` inverts,
+so the normal matrix keeps its size (the ridge dual of a linear model with :math:`z = X^\top v`
+as free columns, :math:`h = 1/\rho_2`, gives a ``features x features`` system).
 
-For any :math:`y` the box makes the dual feasible: with :math:`d = c - A^\top y`,
+For any :math:`y`, with :math:`d = c - A^\top y`, the Lagrangian's minimum over the box is
+separable:
 
 .. math::
 
-    g(y) = b^\top y - \sum_j u_j \max(-d_j, 0) \le c^\top x^\star,
+    g(y) = b^\top y + \sum_j \min_{\ell_j \le t \le u_j} \bigl(d_j t + \tfrac12 h_j t^2\bigr)
+    \le c^\top x^\star + \tfrac12 {x^\star}^\top H x^\star
 
-so :func:`frisch_newton` stops on :math:`g(y)` (a true lower bound) rather than on the barrier's
-own dual value. :func:`polish` then identifies a basis from the interior point (the ``m`` most
-interior columns), solves :math:`A_B^\top y = c_B` and :math:`A_B x_B = b - A_N x_N`, and keeps
-the vertex when it is better (higher :math:`g`, lower primal objective at a feasible point).
+(for a boxed LP column the minimum is :math:`-u_j \max(-d_j, 0)`; with :math:`h_j > 0` it is
+taken at :math:`t = \operatorname{clip}(-d_j/h_j, \ell_j, u_j)`), so :func:`frisch_newton` stops
+on :math:`g(y)` (a true lower bound) rather than on the barrier's own dual value. For an LP,
+:func:`polish` then identifies a basis from the interior point (the ``m`` most interior
+columns), solves :math:`A_B^\top y = c_B` and :math:`A_B x_B = b - A_N x_N`, and keeps the
+vertex when it is better (higher :math:`g`, lower primal objective at a feasible point); a QP's
+optimum is not a vertex, and it is not polished.
 """
 
 from __future__ import annotations
@@ -55,10 +67,12 @@ Stop = Literal["optimal", "iteration_limit", "time_limit", "numerical"]
 
 @dataclass(frozen=True, eq=False)
 class BoxLP:
-    """``min c'x s.t. A x = b, 0 <= x <= u`` with ``u > 0`` (``A`` dense C-ordered, or CSR).
+    """``min c'x + h'x^2/2 s.t. A x = b, l <= x <= u`` (``A`` dense C-ordered, or CSR).
 
-    ``origin``: a point worth trying as the start (the unshifted problem's zero, which is
-    feasible and interior for the LAD and quantile duals), or None.
+    ``u > 0``, finite for an LP. ``h``: the separable curvature (None: an LP); positive on every
+    column with an infinite bound. ``lower``: which columns are bounded below by 0 (None: all;
+    the others are free below). ``origin``: a point worth trying as the start (the unshifted
+    problem's zero, which is feasible and interior for the LAD and quantile duals), or None.
     """
 
     A: Matrix
@@ -66,6 +80,13 @@ class BoxLP:
     c: NDArray[np.float64]
     u: NDArray[np.float64]
     origin: NDArray[np.float64] | None = None
+    h: NDArray[np.float64] | None = None
+    lower: NDArray[np.bool_] | None = None
+
+    @property
+    def boxed(self) -> bool:
+        """Whether every column has both bounds (then every barrier term is present)."""
+        return self.lower is None and bool(np.all(np.isfinite(self.u)))
 
     @property
     def dense(self) -> bool:
@@ -94,10 +115,24 @@ class BoxLP:
         product = (self.A * theta) @ self.A.T
         return np.asarray(product.toarray(), dtype=np.float64)
 
-    def bound(self, y: NDArray[np.float64]) -> float:
-        """The dual value ``g(y) = b'y - u' max(-(c - A'y), 0)``, a lower bound for every ``y``."""
-        d = self.c - self.transpose_times(y)
-        return float(self.b @ y) - float(self.u @ np.maximum(-d, 0.0))
+    def objective(self, x: NDArray[np.float64]) -> float:
+        """``c'x + h'x^2/2``."""
+        value = float(self.c @ x)
+        return value if self.h is None else value + 0.5 * float(self.h @ (x * x))
+
+    def bound(self, y: NDArray[np.float64], aty: NDArray[np.float64] | None = None) -> float:
+        """The dual value ``g(y)`` (module docstring), a lower bound for every ``y``.
+
+        ``aty``: ``A'y`` when the caller has it.
+        """
+        d = self.c - (self.transpose_times(y) if aty is None else aty)
+        if self.h is None:
+            return float(self.b @ y) - float(self.u @ np.maximum(-d, 0.0))
+        low = np.zeros_like(d) if self.lower is None else np.where(self.lower, 0.0, -np.inf)
+        flat = self.h == 0.0  # boxed columns (module docstring)
+        t = np.clip(-d / np.where(flat, 1.0, self.h), low, self.u)
+        t[flat] = np.where(d[flat] < 0.0, self.u[flat], 0.0)
+        return float(self.b @ y) + float(d @ t) + 0.5 * float(self.h @ (t * t))
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,28 +155,87 @@ def _step(v: NDArray[np.float64], dv: NDArray[np.float64]) -> float:
     return 1.0 if fastest <= 1.0 else 1.0 / fastest
 
 
-def _start(lp: BoxLP, factor: Callable) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+@dataclass(frozen=True, eq=False)
+class _Barriers:
+    """Which columns carry a lower and an upper barrier (None: every column, an LP's box)."""
+
+    lower: NDArray[np.float64] | None  # 1.0 where bounded below, else 0.0
+    upper: NDArray[np.float64] | None  # 1.0 where bounded above, else 0.0
+    count: int  # barrier terms in all
+
+    @classmethod
+    def of(cls, lp: BoxLP) -> _Barriers:
+        n = lp.c.size
+        if lp.boxed:
+            return cls(None, None, 2 * n)
+        low = np.ones(n) if lp.lower is None else lp.lower.astype(np.float64)
+        up = np.isfinite(lp.u).astype(np.float64)
+        return cls(low, up, int(low.sum() + up.sum()))
+
+    def gaps(self, lp: BoxLP, x: NDArray) -> tuple[NDArray, NDArray]:
+        """The distances to the bounds, ``x - 0`` and ``u - x`` (1 where there is no bound)."""
+        if self.lower is None:
+            return x, lp.u - x
+        xl = np.where(self.lower > 0.0, x, 1.0)
+        s = np.where(self.upper > 0.0, lp.u - x, 1.0)
+        return xl, s
+
+    def keep_lower(self, v: NDArray) -> NDArray:
+        """``v`` where a lower bound is, 0 elsewhere."""
+        return v if self.lower is None else v * self.lower
+
+    def keep_upper(self, v: NDArray) -> NDArray:
+        """``v`` where an upper bound is, 0 elsewhere."""
+        return v if self.upper is None else v * self.upper
+
+    def dual_step(self, z: NDArray, dz: NDArray, w: NDArray, dw: NDArray) -> float:
+        """The longest step ``<= 1`` that keeps ``z`` and ``w`` non-negative where they exist."""
+        if self.lower is None:
+            return min(_step(z, dz), _step(w, dw))
+        return min(
+            _step(np.where(self.lower > 0.0, z, 1.0), dz),
+            _step(np.where(self.upper > 0.0, w, 1.0), dw),
+        )
+
+
+def _start(
+    lp: BoxLP, factor: Callable, barriers: _Barriers
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """A starting point and least-squares ``y``.
 
     ``x``: of the box midpoint moved toward ``A x = b`` (kept 5% inside the box) and
     ``lp.origin`` (kept 0.1% inside), the one with the smaller row residual; an infeasible start
-    far from the central path costs many short steps on badly scaled data.
+    far from the central path costs many short steps on badly scaled data. A column with one
+    bound starts one unit inside it, a free one at 0, before the move.
     """
     u = lp.u
     ones = np.ones_like(u)
     solve = factor(ones)
-    x = 0.5 * u
+    if barriers.lower is None:
+        x = 0.5 * u
+    else:
+        has_low, has_up = barriers.lower > 0.0, barriers.upper > 0.0
+        finite_u = np.where(has_up, u, 0.0)
+        x = np.where(has_low, np.where(has_up, 0.5 * finite_u, 1.0), finite_u - has_up)
     x = x + lp.transpose_times(solve(lp.b - lp.times(x)))
-    x = np.clip(x, 0.05 * u, 0.95 * u)
+    if barriers.lower is None:
+        x = np.clip(x, 0.05 * u, 0.95 * u)
+    else:
+        room = np.where(has_up & has_low, finite_u, 1.0)
+        low = np.where(has_low, 0.05 * room, -np.inf)
+        high = np.where(has_up, np.where(has_low, 0.95 * room, finite_u - 0.05), np.inf)
+        x = np.clip(x, low, high)
     if lp.origin is not None:
         other = np.clip(lp.origin, 1e-3 * u, (1.0 - 1e-3) * u)
         if np.max(np.abs(lp.b - lp.times(other))) < np.max(np.abs(lp.b - lp.times(x))):
             x = other
     y = solve(lp.times(lp.c))
     r = lp.c - lp.transpose_times(y)
+    if lp.h is not None:
+        r = r + lp.h * x
     z, w = np.maximum(r, 0.0), np.maximum(-r, 0.0)
     shift = max(float(np.mean(np.abs(r))), 1e-3 * (1.0 + float(np.max(np.abs(lp.c)))))
-    return x, y, z + shift, w + shift
+    return x, y, barriers.keep_lower(z + shift), barriers.keep_upper(w + shift)
 
 
 def _factor(lp: BoxLP) -> Callable[[NDArray], Callable[[NDArray], NDArray]]:
@@ -169,7 +263,11 @@ def _direction(
     rxz: NDArray,
     rsw: NDArray,
 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """The Newton direction for the complementarity targets ``rxz``, ``rsw`` (module docstring)."""
+    """The Newton direction for the complementarity targets ``rxz``, ``rsw`` (module docstring).
+
+    ``x`` and ``s`` are the distances to the bounds (1 where there is none, where ``z``, ``w``,
+    ``rxz`` and ``rsw`` are 0, so that ``dz`` and ``dw`` stay 0 there).
+    """
     x, s, z, w, rp, rd, theta = point
     q = rd - rxz / x + rsw / s
     dy = solve(rp + lp.times(theta * q))
@@ -191,34 +289,41 @@ def frisch_newton(
 ) -> Iterate:
     r"""Run the predictor-corrector iteration until the gap and the residual are below ``tol``.
 
-    Stops with ``"optimal"`` when :math:`(c^\top x - g(y)) / (1 + |c^\top x|) \le` ``tol`` and
+    Stops with ``"optimal"`` when :math:`(f(x) - g(y)) / (1 + |f(x)|) \le` ``tol`` and
     :math:`\lVert b - Ax\rVert_\infty` is at most ``tol`` times the scale of the rows; with
     ``"time_limit"`` when :func:`time.perf_counter` passes ``deadline``, ``"iteration_limit"``
     after ``max_iter`` iterations, ``"numerical"`` when the normal matrix cannot be factored.
-    From the iteration whose gap is at most ``polish_from`` (``None``: never), it tries
-    :func:`polish` each time and stops as soon as the vertex meets the same test.
+    From the iteration whose gap is at most ``polish_from`` (``None``: never; an LP's option),
+    it tries :func:`polish` each time and stops as soon as the vertex meets the same test.
     """
     u = lp.u
+    h = lp.h
+    barriers = _Barriers.of(lp)
     factor = _factor(lp)
     row_scale = 1.0 + float(np.max(np.abs(lp.b), initial=0.0))
-    row_scale += float(np.max(abs(lp.A) @ u, initial=0.0))
+    row_scale += float(np.max(abs(lp.A) @ np.where(np.isfinite(u), u, 0.0), initial=0.0))
     try:
-        x, y, z, w = _start(lp, factor)
+        x, y, z, w = _start(lp, factor, barriers)
     except (la.LinAlgError, ValueError) as exc:
         zero = np.zeros_like(lp.b)
         return Iterate(u * 0.5, zero, math.nan, -math.inf, math.inf, 0, "numerical", str(exc))
-    n = x.size
+    pairs = barriers.count
     stop: Stop = "iteration_limit"
     note = ""
     iteration = 0
     objective = bound = residual = math.nan
     while True:
-        s = u - x
+        xl, s = barriers.gaps(lp, x)
         rp = lp.b - lp.times(x)
         aty = lp.transpose_times(y)
         rd = lp.c - aty - z + w
-        objective = float(lp.c @ x)
-        bound = float(lp.b @ y) - float(u @ np.maximum(aty - lp.c, 0.0))
+        if h is None:
+            objective = float(lp.c @ x)
+            bound = float(lp.b @ y) - float(u @ np.maximum(aty - lp.c, 0.0))
+        else:
+            rd = rd + h * x
+            objective = lp.objective(x)
+            bound = lp.bound(y, aty)
         residual = float(np.max(np.abs(rp), initial=0.0))
         gap = (objective - bound) / (1.0 + abs(objective))
         infeasible = residual / row_scale
@@ -239,26 +344,33 @@ def frisch_newton(
             stop = "time_limit"
             break
         iteration += 1
-        mu = (float(x @ z) + float(s @ w)) / (2 * n)
-        theta = 1.0 / (z / x + w / s)
+        mu = (float(xl @ z) + float(s @ w)) / pairs if pairs else 0.0
+        curvature = z / xl + w / s
+        theta = 1.0 / (curvature if h is None else h + curvature)
         try:
             solve = factor(theta)
         except (la.LinAlgError, ValueError) as exc:
             stop, note = "numerical", f"the normal matrix could not be factored ({exc})"
             break
 
-        point = (x, s, z, w, rp, rd, theta)
-        dx, dy, dz, dw = _direction(lp, solve, point, -x * z, -s * w)
-        ap = min(_step(x, dx), _step(s, -dx))
-        ad = min(_step(z, dz), _step(w, dw))
-        gap_aff = float((x + ap * dx) @ (z + ad * dz)) + float((s - ap * dx) @ (w + ad * dw))
-        sigma = (gap_aff / (2 * n * mu)) ** 3 if mu > 0 else 0.0
+        point = (xl, s, z, w, rp, rd, theta)
+        dx, dy, dz, dw = _direction(lp, solve, point, -xl * z, -s * w)
+        dxl, dxu = barriers.keep_lower(dx), barriers.keep_upper(dx)
+        ap = min(_step(xl, dxl), _step(s, -dxu))
+        ad = barriers.dual_step(z, dz, w, dw)
+        gap_aff = float((xl + ap * dxl) @ (z + ad * dz)) + float((s - ap * dxu) @ (w + ad * dw))
+        sigma = (gap_aff / (pairs * mu)) ** 3 if mu > 0 else 0.0
         target = sigma * mu
         dx, dy, dz, dw = _direction(
-            lp, solve, point, target - x * z - dx * dz, target - s * w + dx * dw
+            lp,
+            solve,
+            point,
+            barriers.keep_lower(target - xl * z - dx * dz),
+            barriers.keep_upper(target - s * w + dx * dw),
         )
-        ap = backoff * min(_step(x, dx), _step(s, -dx))
-        ad = backoff * min(_step(z, dz), _step(w, dw))
+        dxl, dxu = barriers.keep_lower(dx), barriers.keep_upper(dx)
+        ap = backoff * min(_step(xl, dxl), _step(s, -dxu))
+        ad = backoff * barriers.dual_step(z, dz, w, dw)
         x = x + min(ap, 1.0) * dx
         y = y + min(ad, 1.0) * dy
         z = z + min(ad, 1.0) * dz

@@ -1,17 +1,23 @@
-r"""Frisch-Newton back-end: an interior point for LPs with equality rows and boxed variables.
+r"""Frisch-Newton back-end: an interior point for box LPs and separable QPs with equality rows.
 
 ``fn`` solves
 
 .. math::
 
-    \min_x \; c^\top x + \text{offset} \quad\text{s.t.}\quad A x = b, \quad
-    \ell \le x \le u \quad (\ell, u \text{ finite}),
+    \min_x \; c^\top x + \tfrac12 \sum_j h_j x_j^2 + \text{offset} \quad\text{s.t.}\quad
+    A x = b, \quad \ell \le x \le u,
 
-the shape of the dual LP of least-absolute-deviation and quantile regression
-(:class:`~optframe.models.LADRegression`, ``EmpiricalRisk(data, Pinball(tau))`` without a
-penalty, ``form="dual"``): a box per sample and one row per coefficient (plus the intercept row),
-so few rows and many columns. It is a matrix-layer back-end written in NumPy/SciPy, with no
-solver library to install; it is never the reference solver of a class (HiGHS is, for LPs).
+with :math:`h \ge 0` (``P`` diagonal; an LP has none) and two finite bounds on every column
+that :math:`h` does not curve. That is the shape of the dual LP of least-absolute-deviation and
+quantile regression (:class:`~optframe.models.LADRegression`, ``EmpiricalRisk(data,
+Pinball(tau))`` without a penalty, ``form="dual"``): a box per sample and one row per
+coefficient (plus the intercept row), so few rows and many columns. It is also the shape of the
+ridge dual of every piecewise linear-quadratic loss (``EmpiricalRisk(data, loss,
+penalty=L2())``, linear model, ``form="dual"``, and :class:`~optframe.models.RegularizedLAD`):
+boxed multipliers, curved where the loss has quadratic pieces, and the free columns
+:math:`z = X^\top v` with :math:`h = 1/\rho_2`, one row per feature. It is a matrix-layer
+back-end written in NumPy/SciPy, with no solver library to install; it is never the reference
+solver of a class.
 
 Algorithm. Mehrotra's predictor-corrector primal-dual interior point on the problem shifted to
 :math:`0 \le x - \ell \le u - \ell` (fixed columns, :math:`\ell_j = u_j`, are set aside), as in
@@ -21,7 +27,8 @@ Koenker and d'Orey's and Portnoy and Koenker's Frisch-Newton method for quantile
 the corrector; nothing of size ``n x n`` is formed. ``A`` is kept as a dense C-ordered array
 when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on dense data), so
 :math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR). The iteration is in
-:mod:`optframe.solvers._fn_core`. Then a *vertex polish*: the ``rows`` columns farthest inside
+:mod:`optframe.solvers._fn_core`; a separable QP only adds :math:`h` to the diagonal that
+:math:`\Theta` inverts. For an LP, then a *vertex polish*: the ``rows`` columns farthest inside
 their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex
 :math:`A_B x_B = b - A_N x_N`; each replaces the interior point's when it is better (a higher
 dual value, a feasible vertex with no higher objective, or one at the dual value). It is tried
@@ -71,11 +78,12 @@ Duals. The row duals are ``y`` of the Lagrangian :math:`c^\top x - y^\top(Ax - b
 ``dual[row] = d f*/d b_row``, the convention of :mod:`optframe.solvers._common` (HiGHS's own
 sign); the LAD dual form reads its coefficients from them.
 
-Scope. Only LPs whose rows are all equalities and whose variables all have two finite bounds,
-with at most :data:`MAX_ROWS` rows: the dense ``rows x rows`` Cholesky is what makes the method
-fast, and it is the wrong tool beyond that. Any other LP (an inequality row, a free or
-half-bounded variable, too many rows) gives an ERROR result that says why and names the
-back-ends that take it (:meth:`FnMatrixBackend.refusal` says the same without solving).
+Scope. Only LPs and separable QPs whose rows are all equalities and whose variables have two
+finite bounds unless the quadratic curves them, with at most :data:`MAX_ROWS` rows: the dense
+``rows x rows`` Cholesky is what makes the method fast, and it is the wrong tool beyond that.
+Any other problem (an inequality row, an off-diagonal ``P``, a free or half-bounded variable
+without curvature, too many rows) gives an ERROR result that says why and names the back-ends
+that take it (:meth:`FnMatrixBackend.refusal` says the same without solving).
 
 References
 ----------
@@ -175,12 +183,29 @@ def _invalid(settings: dict[str, Any], options: SolveOptions) -> str | None:
     return None
 
 
+def curvature(problem: MatrixProblem) -> np.ndarray | None:
+    """The diagonal of a separable QP's ``P`` (None for an LP); ValueError if ``P`` is not one."""
+    if problem.P is None or problem.P.nnz == 0:
+        return None
+    P = sp.coo_array(problem.P)
+    off = P.row != P.col
+    if np.any(P.data[off] != 0.0):
+        raise ValueError(
+            f"its P has {int(np.count_nonzero(P.data[off]))} off-diagonal entries (fn takes a "
+            "separable quadratic only: a diagonal P)"
+        )
+    h = np.asarray(problem.P.diagonal(), dtype=np.float64)
+    if np.any(h < 0.0) or not np.all(np.isfinite(h)):
+        raise ValueError("its P has a negative or non-finite diagonal entry (not convex)")
+    return h
+
+
 def refusal(problem: Any) -> str | None:
     """Why ``problem`` is outside fn's scope (see the module docstring), or None."""
     if not isinstance(problem, MatrixProblem):
         return "fn takes matrix-layer problems only"
-    if problem.problem_class is not ProblemClass.LP:
-        return f"fn solves LPs only; this is a {problem.problem_class.value}"
+    if problem.problem_class not in (ProblemClass.LP, ProblemClass.QP):
+        return f"fn solves LPs and separable QPs only; this is a {problem.problem_class.value}"
     why = []
     rl, ru = problem.row_lower, problem.row_upper
     if problem.n_rows > MAX_ROWS:
@@ -188,33 +213,59 @@ def refusal(problem: Any) -> str | None:
     if not np.all((rl == ru) & np.isfinite(ru)):
         count = int(np.count_nonzero(~((rl == ru) & np.isfinite(ru))))
         why.append(f"{count} of its rows are inequalities (fn takes equality rows only)")
-    unbounded = ~(np.isfinite(problem.lower) & np.isfinite(problem.upper))
+    try:
+        h = curvature(problem)
+    except ValueError as exc:
+        why.append(str(exc))
+        h = None
+    flat = np.ones(problem.n_variables, dtype=bool) if h is None else h == 0.0
+    unbounded = ~(np.isfinite(problem.lower) & np.isfinite(problem.upper)) & flat
     if np.any(unbounded):
         why.append(
             f"{int(np.count_nonzero(unbounded))} of its variables are free or bounded on one "
-            "side only (fn needs two finite bounds on every variable)"
+            "side only without a quadratic term (fn needs two finite bounds on every variable "
+            "that P does not curve)"
         )
     if np.any(problem.lower > problem.upper):
         why.append("a variable's lower bound is above its upper bound")
     if not why:
         return None
     return (
-        "this LP is not fn's shape (equality rows, boxed variables, at most "
-        f"{MAX_ROWS} rows): {'; '.join(why)}. Use {_OTHERS}"
+        "this problem is not fn's shape (equality rows; a diagonal P; boxed variables, or "
+        f"curved ones; at most {MAX_ROWS} rows): {'; '.join(why)}. Use {_OTHERS}"
     )
 
 
-def _box_lp(problem: MatrixProblem, free: np.ndarray, kind: MatrixKind) -> BoxLP:
-    """The shifted problem over the non-fixed columns ``free``, ``A`` dense or CSR."""
+def _box_lp(
+    problem: MatrixProblem, free: np.ndarray, kind: MatrixKind, h: np.ndarray | None
+) -> tuple[BoxLP, np.ndarray]:
+    """The shifted problem over the non-fixed columns ``free``, ``A`` dense or CSR.
+
+    Also the shift (finite lower bounds, 0 where there is none): the problem's ``x`` is the
+    shift plus the shifted problem's.
+    """
     lower, upper = problem.lower, problem.upper
+    shift = np.where(np.isfinite(lower), lower, 0.0)
     A = sp.csc_array(problem.A)
-    b = problem.row_upper - np.asarray(A @ lower, dtype=np.float64)
+    b = problem.row_upper - np.asarray(A @ shift, dtype=np.float64)
     A = A[:, free] if free.size < problem.n_variables else A
     rows, cols = A.shape
     if kind == "auto":
         kind = "dense" if A.nnz >= DENSE_FILL * rows * cols else "sparse"
     matrix: Any = np.ascontiguousarray(A.toarray()) if kind == "dense" else sp.csr_array(A)
-    return BoxLP(matrix, b, problem.c[free].copy(), upper[free] - lower[free], -lower[free])
+    c = problem.c[free].copy()
+    if h is None:
+        return BoxLP(matrix, b, c, upper[free] - lower[free], -lower[free]), shift
+    kept = np.isfinite(lower[free])
+    return BoxLP(
+        matrix,
+        b,
+        c + h[free] * shift[free],
+        upper[free] - shift[free],
+        origin=None,
+        h=h[free].copy(),
+        lower=None if np.all(kept) else kept,
+    ), shift
 
 
 def _message(point: Iterate, lp: BoxLP, kind: str) -> str:
@@ -233,11 +284,20 @@ def _message(point: Iterate, lp: BoxLP, kind: str) -> str:
     return text
 
 
-def _trivial(formulation: Formulation, problem: MatrixProblem, seconds: float) -> BackendResult:
-    """No rows (each variable at the bound its cost picks) or no free column (``x = l``)."""
+def _trivial(
+    formulation: Formulation, problem: MatrixProblem, seconds: float, h: np.ndarray | None
+) -> BackendResult:
+    """No rows (each variable at its own minimizer) or no free column (``x = l``)."""
     lower, upper, c = problem.lower, problem.upper, problem.c
     y = np.zeros(problem.n_rows)
-    x = np.where(c < 0, upper, lower) if problem.n_rows == 0 else lower.astype(np.float64)
+    if problem.n_rows > 0:
+        x = lower.astype(np.float64)
+    elif h is None:
+        x = np.where(c < 0, upper, lower)
+    else:
+        flat = h == 0.0
+        x = np.clip(-c / np.where(flat, 1.0, h), lower, upper)
+        x[flat] = np.where(c[flat] < 0, upper[flat], lower[flat])
     residual = np.abs(np.asarray(problem.A @ x) - problem.row_upper)
     scale = 1.0 + float(np.max(np.abs(problem.row_upper), initial=0.0))
     if np.any(residual > 1e-9 * scale):
@@ -248,6 +308,8 @@ def _trivial(formulation: Formulation, problem: MatrixProblem, seconds: float) -
             message="fn: every variable is fixed and the rows do not hold at their values",
         )
     value = float(c @ x) + problem.offset
+    if h is not None:
+        value += 0.5 * float(h @ (x * x))
     return BackendResult(
         status=Status.OPTIMAL,
         values=matrix_raw_solution(formulation, x, y),
@@ -264,8 +326,8 @@ class FnMatrixBackend(Backend):
 
     solver: ClassVar[str] = "fn"
     layer: ClassVar[str] = "matrix"
-    supports: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
-    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP})
+    supports: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
+    duals: ClassVar[frozenset[ProblemClass]] = frozenset({ProblemClass.LP, ProblemClass.QP})
     requires: ClassVar[tuple[str, ...]] = ("scipy",)
     narrow: ClassVar[bool] = True
     #: The row limit (:data:`MAX_ROWS`), for callers that check the shape before building.
@@ -291,9 +353,11 @@ class FnMatrixBackend(Backend):
             return error_result(message, clock(), "fn")
         lower, upper = problem.lower, problem.upper
         free = np.flatnonzero(upper > lower)
+        h = curvature(problem)
         if free.size == 0 or problem.n_rows == 0:
-            return _trivial(formulation, problem, clock())
-        lp = _box_lp(problem, free, settings["matrix"])
+            return _trivial(formulation, problem, clock(), h)
+        lp, shift = _box_lp(problem, free, settings["matrix"], h)
+        polishes = settings["polish"] and h is None  # a QP's optimum is not a vertex
         kind = "dense" if lp.dense else "sparse"
         left = time_left(options, clock)
         if left is None:
@@ -312,10 +376,10 @@ class FnMatrixBackend(Backend):
             max_iter=int(settings["max_iter"]),
             deadline=deadline,
             backoff=float(settings["backoff"]),
-            polish_from=POLISH_FROM if settings["polish"] else None,
+            polish_from=POLISH_FROM if polishes else None,
             log=log,
         )
-        if settings["polish"] and point.stop != "numerical" and not point.note:
+        if polishes and point.stop != "numerical" and not point.note:
             point = polish(lp, point)
         status = FN_STATUS[point.stop]
         message = _message(point, lp, kind)
@@ -325,11 +389,13 @@ class FnMatrixBackend(Backend):
             return BackendResult(
                 status, None, iterations=point.iterations, seconds=clock(), message=message
             )
-        x = lower.astype(np.float64, copy=True)
+        x = shift.astype(np.float64, copy=True)
         x[free] += point.x
-        shift = float(problem.c @ lower) + problem.offset
-        objective = float(point.objective) + shift
-        bound = float(point.bound) + shift
+        constant = float(problem.c @ shift) + problem.offset
+        if h is not None:
+            constant += 0.5 * float(h @ (shift * shift))
+        objective = float(point.objective) + constant
+        bound = float(point.bound) + constant
         y = np.asarray(point.y, dtype=np.float64)
         return BackendResult(
             status=status,

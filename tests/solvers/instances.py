@@ -361,6 +361,33 @@ def qp_free() -> Instance:
     )
 
 
+def qp_separable() -> Instance:
+    """Separable QP (diagonal P): a free, a half-bounded and a boxed flat column, one row.
+
+    min x1^2 + x2^2/2 - 2 x1 + x2 - x3 + 1/2 s.t. x1 + x2 + x3 = 3, x2 >= 0, 0 <= x3 <= 1:
+    x3 sits at 1, and 2 x1 - 2 = x2 + 1 = y with x1 + x2 = 2 gives y = 4/3.
+    """
+    problem = MatrixProblem(
+        c=np.array([-2.0, 1.0, -1.0]),
+        A=_csc([[1, 1, 1]]),
+        row_lower=np.array([3.0]),
+        row_upper=np.array([3.0]),
+        lower=np.array([-INF, 0.0, 0.0]),
+        upper=np.array([INF, INF, 1.0]),
+        P=_csc([[2, 0, 0], [0, 1, 0], [0, 0, 0]]),
+        offset=0.5,
+    )
+    return Instance(
+        "qp_separable",
+        problem,
+        variables=(Group("x", 3),),
+        constraints=(Group("total", 1, scalar=True),),
+        objective=-2 / 3,
+        primal={"x": np.array([5 / 3, 1 / 3, 1.0])},
+        dual={"total": np.array([4 / 3])},
+    )
+
+
 def milp_small() -> Instance:
     """Pure-integer LP on {0..3}^4 with two knapsack rows and a cover row (unique optimum)."""
     problem = MatrixProblem(
@@ -482,6 +509,6 @@ def qp_large(n: int = 400, m: int = 300, seed: int = 5) -> Instance:
     )
 
 
-CONTINUOUS = (lp_mixed, lp_box, qp_box, qp_free)
+CONTINUOUS = (lp_mixed, lp_box, qp_box, qp_free, qp_separable)
 INTEGER = (milp_small, miqp_small)
 ALL = (*CONTINUOUS, *INTEGER, lp_infeasible, lp_unbounded)

@@ -42,7 +42,7 @@ EXPECTED = {
         ("cvxpy", {LP, QP, EXP, SOCP}, {LP, QP, EXP, SOCP}),
     ],
     "piqp": [("matrix", {LP, QP}, {LP, QP}), ("cvxpy", {LP, QP}, {LP, QP})],
-    "fn": [("matrix", {LP}, {LP})],
+    "fn": [("matrix", {LP, QP}, {LP, QP})],
     "scip": [
         ("matrix", ALL_CLASSES, {LP}),
         ("pyomo", ALL_CLASSES, set()),
@@ -188,9 +188,16 @@ def test_unbounded(cls, make):
 
 def test_narrow_backends_are_the_expected_ones():
     assert {cls.solver for cls in BACKENDS if cls.narrow} == {"fn"}
-    # fn refuses an inequality row, a free variable, an infeasible and an unbounded instance
+    # fn refuses an inequality row, a free variable without curvature, an off-diagonal P, an
+    # infeasible and an unbounded instance; it takes the separable QP
     refused = {(p.values[0].solver, p.values[1].__name__) for p in refused_cases()}
-    assert refused == {("fn", "lp_mixed"), ("fn", "lp_infeasible"), ("fn", "lp_unbounded")}
+    assert refused == {
+        ("fn", "lp_mixed"),
+        ("fn", "lp_infeasible"),
+        ("fn", "lp_unbounded"),
+        ("fn", "qp_box"),
+        ("fn", "qp_free"),
+    }
 
 
 @pytest.mark.parametrize(("cls", "make"), refused_cases())

@@ -19,7 +19,7 @@ from optframe.drivers import AggregateDisaggregate, Direct
 from optframe.errors import IncompatibleBackend
 from optframe.losses import Pinball
 from optframe.model import Formulation, MatrixProblem, ProblemClass
-from optframe.models import EmpiricalRisk, LADRegression, RegularizedLAD
+from optframe.models import EmpiricalRisk, LADRegression, SemiSupervisedSVM
 from optframe.registry import resolve_backend
 from optframe.result import Status
 from optframe.solvers import fn
@@ -188,10 +188,14 @@ def test_names_resolve_to_the_matrix_layer():
     assert type(resolve_backend("matrix:fn", model)) is FnMatrixBackend
 
 
-def test_a_qp_is_refused_by_name_resolution():
-    data, _ = regression(50, 3, 5, weighted=False)
+def test_a_mixed_integer_problem_is_refused_by_name_resolution():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 3))
+    y = np.zeros(30)
+    y[:6] = np.where(X[:6, 0] > 0, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
     with pytest.raises(IncompatibleBackend, match="supports"):
-        of.solve(RegularizedLAD(data), backend="fn")
+        of.solve(SemiSupervisedSVM(Dataset(X=X, y=y)), driver=Direct(), backend="fn")
 
 
 def test_the_primal_lad_form_is_refused_with_the_reason():
