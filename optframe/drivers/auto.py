@@ -44,13 +44,20 @@ In order, the first rule that applies:
    intercept, or with the intercept as a constant feature) with at least
    :data:`DCD_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD` (Yu, Huang and Lin's
    Newton steps);
-10. a linear model with a margin loss offering ``BoxQPDual`` with its equality row but no
+10. a linear model with a convex piecewise-linear loss and the ridge (a QP) whose dual form is
+   the ``fn`` back-end's shape (a separable QP: boxed multipliers and the free columns
+   z = X'v; checked on a few rows), with at least :data:`FN_MIN_SAMPLES`
+   samples, fewer features than ``fn``'s row limit and, on sparse points, at most
+   :data:`FN_SPARSE_MAX_FEATURES` features, no ``solver_options``: :class:`Direct` on the dual
+   form on ``matrix:fn`` (the hinge, the absolute, pinball and epsilon-insensitive losses,
+   with or without intercept, past the DCD rule);
+11. a linear model with a margin loss offering ``BoxQPDual`` with its equality row but no
    ``LinearBoxDual`` (a free intercept: the hinge), sparse points and at least
    :data:`SMO_LINEAR_MIN_SAMPLES` samples: :class:`~optframe.drivers.SMO` through w;
-11. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
+12. a linear model offering ``PiecewiseLinearSampleLoss`` with a convex loss and at least
    :data:`AID_MIN_SAMPLES` samples (an LP; :data:`AID_MIN_SAMPLES_QP` for a QP):
    :class:`~optframe.drivers.AggregateDisaggregate`;
-12. otherwise Direct.
+13. otherwise Direct.
 """
 
 from __future__ import annotations
@@ -106,6 +113,12 @@ NEWTON_MIN_SAMPLES = 10_000
 #: 1.63 s, 200,000 x 100: 3.32 against 3.77, 1,000,000 x 50: 7.6 against 12.2); under a load
 #: of 2 to 4 AID on fn came out ahead by 1.1x to 1.3x at 200,000 x 50 and 100.
 FN_MIN_SAMPLES = 1_000
+#: Sparse points with more features than this keep SMO through w or AID rather than Direct on
+#: ``fn`` for the ridge dual of a piecewise-linear loss: the hinge with a free intercept on w8a
+#: (300 features, 3.9% non-zeros) took 6.0 s on fn against SMO's 2.3 s (55 interior-point
+#: iterations, each a sparse product for the 301 x 301 normal matrix), on a9a (123 features,
+#: 11%) 0.90 s against 2.31 s (``docs/results/fn_ridge.md``).
+FN_SPARSE_MAX_FEATURES = 200
 #: Samples from which AggregateDisaggregate beats Direct on a piecewise-linear loss (LAD:
 #: even at 10,000 x 10, 1.7x at 10,000 x 50, 5x at 50,000, 34x at 200,000 x 10).
 AID_MIN_SAMPLES = 10_000
@@ -157,6 +170,33 @@ def _fn_takes_dual(model: Model, n: int) -> bool:
     )
 
 
+def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
+    """Whether ``model`` is a ridge QP of a piecewise-linear loss whose dual form fn takes.
+
+    The shape of the dual (a diagonal ``P``, a curvature on every unbounded column) is asked of
+    fn on the model built on its first rows: it does not depend on the number of samples.
+    """
+    fn: Any = backends().get("fn")
+    data = getattr(model, "data", None)
+    if not fn or data is None or n < FN_MIN_SAMPLES:
+        return False
+    if not (
+        model.is_linear
+        and model.problem_class is ProblemClass.QP
+        and model.offers("matrix", "dual")
+        and int(data.n_features) + 1 <= fn[0].max_rows
+        and model.offers_structure(PiecewiseLinearSampleLoss)
+    ):
+        return False
+    samples = model.structure(PiecewiseLinearSampleLoss).model
+    if not samples.convex_sample_loss:
+        return False
+    if stays_sparse(data.X) and int(data.n_features) > FN_SPARSE_MAX_FEATURES:
+        return False
+    probe = samples.with_data(data.subset(range(min(n, 64))))
+    return fn[0].refusal(probe.build("matrix", form="dual")) is None
+
+
 def _dcd_first(model: Model, n: int) -> bool:
     """Whether DCD's rules take a ridge model with a smooth loss before PrimalNewton.
 
@@ -174,8 +214,8 @@ def _dcd_first(model: Model, n: int) -> bool:
     return DCD_MIN_SAMPLES <= n < NEWTON_MIN_SAMPLES and model.offers_structure(EntropyBoxDual)
 
 
-def _linear_choice(model: Model, n: int) -> Choice | None:
-    """Rules 6 to 11 (a linear model), or ``None`` for Direct."""
+def _linear_choice(model: Model, n: int, solver_options: bool) -> Choice | None:
+    """Rules 6 to 12 (a linear model), or ``None`` for Direct."""
     if DCD_MIN_SAMPLES <= n < DCD_MAX_SAMPLES and model.offers_structure(LinearBoxDual):
         return Choice(DCD(), f"a linear box dual with n = {n}")
     if model.offers_structure(ElasticNetSmoothLoss):
@@ -194,6 +234,9 @@ def _linear_choice(model: Model, n: int) -> Choice | None:
         return Choice(DCD(), f"a margin loss with quadratic pieces, n = {n}: DCD on its pieces")
     if n >= DCD_MIN_SAMPLES and model.offers_structure(EntropyBoxDual):
         return Choice(DCD(), f"the logistic loss's entropy dual with n = {n} >= {DCD_MIN_SAMPLES}")
+    if not solver_options and _fn_takes_ridge_dual(model, n):
+        rule = f"the ridge dual of a piecewise-linear loss with n = {n} >= {FN_MIN_SAMPLES}: fn"
+        return Choice(Direct(form="dual"), rule, backend="matrix:fn")
     if (
         n >= SMO_LINEAR_MIN_SAMPLES
         and not model.offers_structure(LinearBoxDual)
@@ -234,7 +277,7 @@ def choose(model: Model, backend: str = "auto", solver_options: bool = False) ->
         if n >= FW_MIN_SAMPLES and model.offers_structure(SimplexQP):
             return Choice(MFW(), f"a kernel simplex QP with n = {n} >= {FW_MIN_SAMPLES}")
     else:
-        choice = _linear_choice(model, n)
+        choice = _linear_choice(model, n, solver_options)
         if choice is not None:
             return choice
     return Choice(Direct(), f"n = {n}: one solver call")
@@ -247,6 +290,7 @@ __all__ = [
     "DCD_MIN_SAMPLES",
     "DCD_PIECES_MIN_SAMPLES",
     "FN_MIN_SAMPLES",
+    "FN_SPARSE_MAX_FEATURES",
     "FW_MIN_SAMPLES",
     "NEWTON_MIN_SAMPLES",
     "SMO_LINEAR_MIN_SAMPLES",

@@ -43,16 +43,17 @@ def test_the_rules():
     assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0))) == "newton"  # differentiable, the ridge
     assert picked(EmpiricalRisk(BIG_LAD, Huber(1.0), penalty=L1())) == "cd"
     assert BIG_LAD.n_samples < auto.AID_MIN_SAMPLES_QP
-    assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9))) == "direct"  # a QP: AID from 20,000
+    # a ridge QP of a piecewise-linear loss: its dual on fn (the rule before AID's)
+    assert picked(EmpiricalRisk(BIG_LAD, Pinball(0.9))) == "direct on matrix:fn"
     assert picked(LADRegression(BIG_LAD), backend="clarabel") == "direct"  # as asked
     rbf = RBF(gamma=0.5)
     assert picked(WeightedSVM(KERNEL_SVM, kernel=rbf)) == "smo"
     assert picked(WeightedSVM(KERNEL_SVM.subset(np.arange(100)), kernel=rbf)) == "direct"
     assert picked(L2SVM(KERNEL_SVM, kernel=rbf)) == "smo"  # its simplex QP as a box QP
-    assert picked(WeightedSVM(KERNEL_SVM)) == "direct"  # linear, below AID's size
+    assert picked(WeightedSVM(KERNEL_SVM)) == "direct on matrix:fn"  # linear: the ridge dual
     linear = make_classification_svm(auto.DCD_MIN_SAMPLES, 3, random_state=0)
     assert picked(WeightedSVM(linear, fit_intercept=False)) == "dcd"  # a box dual
-    assert picked(WeightedSVM(linear)) == "direct"  # the intercept's row: no box dual
+    assert picked(WeightedSVM(linear)) == "direct on matrix:fn"  # the intercept's row: no DCD
     y = np.where(np.arange(BIG_LAD.n_samples) < 50, np.sign(BIG_LAD.y - np.median(BIG_LAD.y)), 0)
     s3vm = SemiSupervisedSVM(Dataset(X=BIG_LAD.X, y=y))
     assert picked(s3vm) == "direct"  # a non-convex loss: AID would be a heuristic
@@ -185,23 +186,27 @@ def test_newton_without_a_proof_hands_over_to_direct():
     assert of.solve(standardized).driver == "newton"  # no hand-over when Newton proves it
 
 
-def _sparse_hinge_data(n, density, seed=0):
+def _sparse_hinge_data(n, density, seed=0, features=60):
     rng = np.random.default_rng(seed)
-    X = sp.random(n, 60, density=density, format="csr", random_state=seed, data_rvs=np.ones)
-    y = np.where(X @ rng.normal(size=60) + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    X = sp.random(n, features, density=density, format="csr", random_state=seed, data_rvs=np.ones)
+    y = np.where(X @ rng.normal(size=features) + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
     return Dataset(X=X, y=y)
 
 
 def test_a_free_intercept_hinge_on_sparse_points_goes_to_smo_and_matches_direct():
     from optframe.losses import Hinge
 
-    data = _sparse_hinge_data(auto.SMO_LINEAR_MIN_SAMPLES, 0.1)
+    # sparse points with more features than fn's rule takes (w8a's shape)
+    wide = auto.FN_SPARSE_MAX_FEATURES + 40
+    data = _sparse_hinge_data(auto.SMO_LINEAR_MIN_SAMPLES, 0.03, features=wide)
     model = EmpiricalRisk(data, Hinge(), fit_intercept=True)
     assert picked(model) == "smo"
     below = EmpiricalRisk(data.subset(np.arange(auto.SMO_LINEAR_MIN_SAMPLES - 1)), Hinge())
     assert picked(below) == "direct"
-    dense = _sparse_hinge_data(auto.AID_MIN_SAMPLES_QP, 0.8)  # kept dense by SMO: AID's rule
-    assert picked(EmpiricalRisk(dense, Hinge(), fit_intercept=True)) == "aid"
+    narrow = _sparse_hinge_data(auto.SMO_LINEAR_MIN_SAMPLES, 0.1)  # a9a's shape: the ridge dual
+    assert picked(EmpiricalRisk(narrow, Hinge(), fit_intercept=True)) == "direct on matrix:fn"
+    dense = _sparse_hinge_data(auto.AID_MIN_SAMPLES_QP, 0.8)  # kept dense by SMO
+    assert picked(EmpiricalRisk(dense, Hinge(), fit_intercept=True)) == "direct on matrix:fn"
     chosen = of.solve(model)
     reference = of.solve(model, "direct")
     assert chosen.driver == "smo"
