@@ -54,12 +54,15 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from ._fn_sparse import upper_normal_matrix
 
 Matrix = NDArray[np.float64] | sp.csr_array
 Stop = Literal["optimal", "iteration_limit", "time_limit", "numerical"]
@@ -112,8 +115,19 @@ class BoxLP:
             scaled = np.multiply(self.A, np.sqrt(theta), out=work)
             # C-ordered (m, n): its .T is Fortran-ordered, as BLAS wants it
             return la.blas.dsyrk(1.0, scaled.T, trans=1, lower=0)
-        product = (self.A * theta) @ self.A.T
-        return np.asarray(product.toarray(), dtype=np.float64)
+        indptr, indices, data = self.columns
+        return upper_normal_matrix(indptr, indices, data, theta, self.A.shape[0])
+
+    @cached_property
+    def columns(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+        """A sparse ``A`` by columns (CSC with sorted row indices): pointers, rows, values."""
+        csc = sp.csc_array(self.A)
+        csc.sort_indices()
+        return (
+            csc.indptr.astype(np.int64),
+            csc.indices.astype(np.int64),
+            csc.data.astype(np.float64),
+        )
 
     def objective(self, x: NDArray[np.float64]) -> float:
         """``c'x + h'x^2/2``."""

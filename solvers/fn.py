@@ -26,7 +26,10 @@ Koenker and d'Orey's and Portnoy and Koenker's Frisch-Newton method for quantile
 :math:`A\Theta A^\top` once by a dense Cholesky (LAPACK) and solves it for the predictor and
 the corrector; nothing of size ``n x n`` is formed. ``A`` is kept as a dense C-ordered array
 when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on dense data), so
-:math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR). The iteration is in
+:math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR), and
+:math:`A\Theta A^\top` is summed column by column by a compiled kernel
+(:mod:`optframe.solvers._fn_sparse`; numba compiles it on the first sparse solve, once per
+machine, in a few seconds). The iteration is in
 :mod:`optframe.solvers._fn_core`; a separable QP only adds :math:`h` to the diagonal that
 :math:`\Theta` inverts. For an LP, then a *vertex polish*: the ``rows`` columns farthest inside
 their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex

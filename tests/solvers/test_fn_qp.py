@@ -235,3 +235,14 @@ def test_a_qp_outside_the_shape_is_refused_with_the_reason(formulation, words):
     assert result.status is Status.ERROR
     assert words in result.message
     assert "'clarabel'" in result.message
+
+
+def test_the_compiled_sparse_normal_matrix_is_scipy_s_upper_triangle():
+    rng = np.random.default_rng(4)
+    A = sp.csr_array(sp.random(7, 300, density=0.1, random_state=4, data_rvs=rng.standard_normal))
+    theta = rng.uniform(0.1, 5.0, 300)
+    lp = _fn_core.BoxLP(A, np.zeros(7), np.zeros(300), np.ones(300))
+    ours = lp.normal_matrix(theta)
+    reference = ((A * theta) @ A.T).toarray()
+    np.testing.assert_allclose(np.triu(ours), np.triu(reference), rtol=1e-13, atol=1e-13)
+    assert np.all(np.tril(ours, -1) == 0.0)  # the upper triangle only, as cho_factor reads it
