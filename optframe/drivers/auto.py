@@ -114,11 +114,11 @@ NEWTON_MIN_SAMPLES = 10_000
 #: of 2 to 4 AID on fn came out ahead by 1.1x to 1.3x at 200,000 x 50 and 100.
 FN_MIN_SAMPLES = 1_000
 #: Sparse points with more features than this keep SMO through w or AID rather than Direct on
-#: ``fn`` for the ridge dual of a piecewise-linear loss: the hinge with a free intercept on w8a
-#: (300 features, 3.9% non-zeros) took 6.0 s on fn against SMO's 2.3 s (55 interior-point
-#: iterations, each a sparse product for the 301 x 301 normal matrix), on a9a (123 features,
-#: 11%) 0.90 s against 2.31 s (``docs/results/fn_ridge.md``).
-FN_SPARSE_MAX_FEATURES = 200
+#: ``fn`` for the ridge dual of a piecewise-linear loss: measured up to w8a's 300 (the hinge
+#: with a free intercept: fn 1.72 s against SMO's 2.51 s; a9a's 123: 0.43 s against 2.47 s,
+#: ``docs/results/fn_ridge.md``); beyond, not measured, and each interior-point iteration
+#: factors a ``features x features`` matrix.
+FN_SPARSE_MAX_FEATURES = 300
 #: Samples from which AggregateDisaggregate beats Direct on a piecewise-linear loss (LAD:
 #: even at 10,000 x 10, 1.7x at 10,000 x 50, 5x at 50,000, 34x at 200,000 x 10).
 AID_MIN_SAMPLES = 10_000
