@@ -34,6 +34,7 @@ from optframe.models import (
     SemiSupervisedSVM,
     WeightedSVM,
 )
+from optframe.penalties import L1
 from optframe.screening import DVI, ESSNSV, SSNSV
 
 SVM_DATA = make_classification_svm(60, 3, random_state=0)
@@ -84,10 +85,10 @@ def test_a_model_without_the_box_dual_is_refused_by_every_rule(rule):
 
 
 def test_the_message_names_the_structure_and_the_models_reason():
-    model = WeightedSVM(SVM_DATA, fit_intercept=False)
-    with pytest.raises(of.IncompatibleDriver, match=r"BoxQPDual \(without an intercept"):
+    model = EmpiricalRisk(SVM_DATA, Hinge(), penalty=L1())
+    with pytest.raises(of.IncompatibleDriver, match=r"BoxQPDual \(BoxQPDual is the dual under"):
         of.solve(model, driver="smo")
-    with pytest.raises(of.IncompatibleDriver, match="WeightedSVM does not offer BoxQPDual"):
+    with pytest.raises(of.IncompatibleDriver, match="EmpiricalRisk does not offer BoxQPDual"):
         model.structure(BoxQPDual)
     # a structure the class never offers: the message lists what it does offer
     with pytest.raises(of.IncompatibleDriver, match="LADRegression offers PiecewiseLinear"):
@@ -100,19 +101,25 @@ def test_the_message_names_the_structure_and_the_models_reason():
 # What each model of optframe.models offers (the table of docs/concepts.md).
 OFFERS = [
     (WeightedSVM(SVM_DATA), {PiecewiseLinearSampleLoss, BoxQPDual}),
-    (WeightedSVM(SVM_DATA, fit_intercept=False), {PiecewiseLinearSampleLoss, LinearBoxDual}),
+    (
+        WeightedSVM(SVM_DATA, fit_intercept=False),
+        {PiecewiseLinearSampleLoss, LinearBoxDual, BoxQPDual},  # a box QP without equality row
+    ),
     (WeightedSVM(SVM_DATA, kernel=RBF(gamma=1.0)), {PiecewiseLinearSampleLoss, BoxQPDual}),
     (PULearning(Dataset(X=SVM_DATA.X, y=SVM_DATA.y > 0), prior=0.5, lam=0.1), {BoxQPDual}),
     (L2SVM(SVM_DATA), {SimplexQP, BoxQPDual}),  # the box QP derived from the simplex QP
     (RegularizedLAD(LAD_DATA), {PiecewiseLinearSampleLoss, BoxQPDual}),
-    (RegularizedLAD(LAD_DATA, fit_intercept=False), {PiecewiseLinearSampleLoss, LinearBoxDual}),
+    (
+        RegularizedLAD(LAD_DATA, fit_intercept=False),
+        {PiecewiseLinearSampleLoss, LinearBoxDual, BoxQPDual},
+    ),
     (LADRegression(LAD_DATA), {PiecewiseLinearSampleLoss}),
     (S3VM, {PiecewiseLinearSampleLoss}),
     (KnowledgeBasedSVM(SVM_DATA), {ElasticNetKnowledge}),
     (EmpiricalRisk(SVM_DATA, Hinge()), {PiecewiseLinearSampleLoss, BoxQPDual}),
     (
         EmpiricalRisk(SVM_DATA, Hinge(), fit_intercept=False),
-        {PiecewiseLinearSampleLoss, LinearBoxDual},
+        {PiecewiseLinearSampleLoss, LinearBoxDual, BoxQPDual},
     ),
     # the L2-loss SVM's standard dual (SMO); the ridge with a differentiable loss (CD, Newton)
     (EmpiricalRisk(SVM_DATA, SquaredHinge()), {BoxQPDual, ElasticNetSmoothLoss}),
