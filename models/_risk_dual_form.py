@@ -185,11 +185,10 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
     pen = model.penalty_term
     P: Any = None
     lower = np.r_[c * slopes[0], np.zeros((K - 1) * n)]
-    A = _segment_columns(model.data.X, -q, K, model.fit_intercept)  # [X, 1]' D: v = D delta
+    # [X, 1]' D: v = D delta; with the ridge, the rows X'D delta - z = 0, cost |z|^2 / (2 l2)
+    A = _segment_columns(model.data.X, -q, K, model.fit_intercept, m if pen.l2 > 0 else 0)
     rows = m + int(model.fit_intercept)
-    if pen.l2 > 0:  # rows X'D delta - z = 0, cost |z|^2 / (2 l2)
-        minus_z = sp.csc_array(sp.vstack([-eye(m), sp.csc_array((rows - m, m))]))
-        A = sp.csc_array(sp.hstack([A, minus_z], format="csc"))
+    if pen.l2 > 0:
         P = sp.block_diag(
             [sp.csc_array((K * n, K * n)), sp.diags_array(np.full(m, 1.0 / pen.l2))],
             format="csc",
@@ -208,29 +207,42 @@ def build_dual_segments(model: EmpiricalRisk) -> tuple[MatrixProblem, dict, dict
     return problem, variables, constraints
 
 
-def _segment_columns(X: Any, scale: NDArray, K: int, ones: bool) -> sp.csc_array:
+def _segment_columns(X: Any, scale: NDArray, K: int, ones: bool, minus: int = 0) -> sp.csc_array:
     r""":math:`[X, \mathbf 1]^\top \operatorname{diag}(s)`, repeated ``K`` times side by side.
 
     Column :math:`i` is :math:`s_i (x_i, 1)` (the 1 only with ``ones``). Dense ``X`` is laid out
     as CSC directly (one multiplication, no sparse conversion of the dense matrix); sparse ``X``
-    keeps its pattern.
+    keeps its pattern. ``minus`` more columns follow, :math:`-e_1, \dots, -e_{minus}` (the
+    ridge dual's :math:`-z`), written into the same arrays for dense ``X``.
     """
     n, m = X.shape
+    rows = m + int(ones)
     if sp.issparse(X):
         scaled = sp.csr_array(sp.diags_array(scale) @ sp.csr_array(X, dtype=np.float64))
         if ones:
             scaled = sp.hstack([scaled, sp.csr_array(scale[:, None])], format="csr")
         block = sp.csc_array(scaled.T)  # CSR of n x (m+1) is CSC of its transpose
-        return sp.csc_array(sp.hstack([block] * K, format="csc")) if K > 1 else block
-    rows = m + int(ones)
+        block = sp.csc_array(sp.hstack([block] * K, format="csc")) if K > 1 else block
+        if minus:
+            tail = sp.csc_array(sp.vstack([-eye(minus), sp.csc_array((rows - minus, minus))]))
+            block = sp.csc_array(sp.hstack([block, tail], format="csc"))
+        return block
+    size = K * n * rows
     values = np.empty((n, rows))
     np.multiply(np.asarray(X, dtype=np.float64), scale[:, None], out=values[:, :m])
     if ones:
         values[:, m] = scale
-    data = np.tile(values.reshape(-1), K)
-    indices = np.tile(np.arange(rows, dtype=np.int32), K * n)
-    indptr = np.arange(K * n + 1, dtype=np.int64) * rows
-    block = sp.csc_array((data, indices, indptr), shape=(rows, K * n))
+    data = np.empty(size + minus)
+    indices = np.empty(size + minus, dtype=np.int32)
+    for k in range(K):
+        data[k * n * rows : (k + 1) * n * rows] = values.reshape(-1)
+    indices[:size].reshape(K * n, rows)[:] = np.arange(rows, dtype=np.int32)
+    data[size:] = -1.0
+    indices[size:] = np.arange(minus, dtype=np.int32)
+    indptr = np.empty(K * n + minus + 1, dtype=np.int64)
+    indptr[: K * n + 1] = np.arange(K * n + 1, dtype=np.int64) * rows
+    indptr[K * n + 1 :] = size + np.arange(1, minus + 1, dtype=np.int64)
+    block = sp.csc_array((data, indices, indptr), shape=(rows, K * n + minus))
     if not np.all(values):  # the zeros of X are not entries of a sparse matrix
         block.eliminate_zeros()
     return block
