@@ -177,6 +177,15 @@ class Backend(abc.ABC):
         """
         return None
 
+    def prepare(self, formulation: Formulation) -> float:
+        """Compile the back-end's own kernels for ``formulation``; the seconds it took.
+
+        Called by :class:`~optframe.drivers.Direct` before its solve clock starts, so that a
+        first run's compilation is reported as ``Timings.compile``, never as solve time. Most
+        back-ends compile nothing (0.0).
+        """
+        return 0.0
+
     @abc.abstractmethod
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Solve ``formulation`` and return the normalized result."""

@@ -29,7 +29,8 @@ when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on de
 :math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR), and
 :math:`A\Theta A^\top` is summed column by column by a compiled kernel
 (:mod:`optframe.solvers._fn_sparse`; numba compiles it on the first sparse solve, once per
-machine, in a few seconds). The iteration is in
+machine, in a few seconds, in :meth:`FnMatrixBackend.prepare`, which
+:class:`~optframe.drivers.Direct` calls before its solve clock starts). The iteration is in
 :mod:`optframe.solvers._fn_core`; a separable QP only adds :math:`h` to the diagonal that
 :math:`\Theta` inverts. For an LP, then a *vertex polish*: the ``rows`` columns farthest inside
 their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex
@@ -119,6 +120,7 @@ from ._common import (
     time_left,
 )
 from ._fn_core import BoxLP, Iterate, Stop, frisch_newton, polish
+from ._fn_sparse import upper_normal_matrix
 
 __all__ = [
     "DEFAULT_MAX_ITER",
@@ -340,6 +342,20 @@ class FnMatrixBackend(Backend):
     def refusal(cls, formulation: Formulation) -> str | None:
         """Why ``formulation`` is outside fn's scope, or None when fn takes it."""
         return refusal(formulation.problem)
+
+    def prepare(self, formulation: Formulation) -> float:
+        """Compile the sparse normal matrix's kernel when ``formulation`` will use it."""
+        problem = formulation.problem
+        if not isinstance(problem, MatrixProblem) or refusal(problem) is not None:
+            return 0.0
+        rows, cols = problem.A.shape
+        if rows == 0 or problem.A.nnz >= DENSE_FILL * rows * cols:
+            return 0.0
+        began = time.perf_counter()
+        one = np.ones(1)
+        upper_normal_matrix(np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), one,
+                            one, 1)  # fmt: skip
+        return time.perf_counter() - began
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
         """Solve here, or in a child process with a time limit (see the module notes)."""
