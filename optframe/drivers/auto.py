@@ -65,6 +65,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from optframe.capabilities import (
     BoxQPDual,
     ChunkedSamples,
@@ -174,7 +176,8 @@ def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
     """Whether ``model`` is a ridge QP of a piecewise-linear loss whose dual form fn takes.
 
     The shape of the dual (a diagonal ``P``, a curvature on every unbounded column) is asked of
-    fn on the model built on its first rows: it does not depend on the number of samples.
+    fn on the model built on a few rows of each of its sample groups (every class of a
+    classifier, whatever the order of the rows): it does not depend on the number of samples.
     """
     fn: Any = backends().get("fn")
     data = getattr(model, "data", None)
@@ -193,7 +196,10 @@ def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
         return False
     if stays_sparse(data.X) and int(data.n_features) > FN_SPARSE_MAX_FEATURES:
         return False
-    probe = samples.with_data(data.subset(range(min(n, 64))))
+    groups = np.asarray(samples.sample_groups())
+    _, first = np.unique(groups, return_index=True)
+    rows = np.unique(np.concatenate([np.arange(min(n, 32)), first]))
+    probe = samples.with_data(data.subset(rows))
     return fn[0].refusal(probe.build("matrix", form="dual")) is None
 
 

@@ -78,3 +78,15 @@ def test_a_dual_that_is_not_fn_s_shape_is_not_sent_there(penalty):
 def test_solver_options_keep_the_default_back_end():
     model = EmpiricalRisk(_data(N, 8), Hinge(), penalty=L2())
     assert choose(model, solver_options=True).backend is None
+
+
+def test_rows_sorted_by_class_still_reach_fn():
+    # the rule builds the model on a few rows to ask fn: every class must be among them
+    data = _data(N, 8)
+    order = np.argsort(data.y, kind="stable")
+    ordered = Dataset(X=data.X[order], y=data.y[order])
+    model = EmpiricalRisk(ordered, Hinge(), penalty=L2())
+    assert choose(model).backend == "matrix:fn"
+    result = of.solve(model)
+    assert result.backend == "matrix:fn"
+    assert result.status is Status.OPTIMAL
