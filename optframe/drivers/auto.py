@@ -155,21 +155,31 @@ class Choice:
     unproven: Driver | None = None
 
 
-def _fn_takes_dual(model: Model, n: int) -> bool:
-    """Whether ``model``'s default form is the dual LP of a piecewise-linear loss fn takes."""
+def _fn_candidate(model: Model, n: int, problem_class: ProblemClass) -> Any:
+    """The samples of a linear convex piecewise-linear ``problem_class`` model fn may take.
+
+    ``None`` unless ``fn`` is registered, ``n`` reaches :data:`FN_MIN_SAMPLES`, the model is
+    linear with a matrix dual form of fewer rows than fn's limit, and its sample loss is convex.
+    """
     fn: Any = backends().get("fn")
     data = getattr(model, "data", None)
     if not fn or data is None or n < FN_MIN_SAMPLES:
-        return False
-    return (
+        return None
+    if not (
         model.is_linear
-        and model.problem_class is ProblemClass.LP
-        and model.default_form == "dual"
+        and model.problem_class is problem_class
         and model.offers("matrix", "dual")
         and int(data.n_features) + 1 <= fn[0].max_rows
         and model.offers_structure(PiecewiseLinearSampleLoss)
-        and model.structure(PiecewiseLinearSampleLoss).model.convex_sample_loss
-    )
+    ):
+        return None
+    samples = model.structure(PiecewiseLinearSampleLoss).model
+    return samples if samples.convex_sample_loss else None
+
+
+def _fn_takes_dual(model: Model, n: int) -> bool:
+    """Whether ``model``'s default form is the dual LP of a piecewise-linear loss fn takes."""
+    return model.default_form == "dual" and _fn_candidate(model, n, ProblemClass.LP) is not None
 
 
 def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
@@ -179,28 +189,17 @@ def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
     fn on the model built on a few rows of each of its sample groups (every class of a
     classifier, whatever the order of the rows): it does not depend on the number of samples.
     """
-    fn: Any = backends().get("fn")
-    data = getattr(model, "data", None)
-    if not fn or data is None or n < FN_MIN_SAMPLES:
+    samples = _fn_candidate(model, n, ProblemClass.QP)
+    if samples is None:
         return False
-    if not (
-        model.is_linear
-        and model.problem_class is ProblemClass.QP
-        and model.offers("matrix", "dual")
-        and int(data.n_features) + 1 <= fn[0].max_rows
-        and model.offers_structure(PiecewiseLinearSampleLoss)
-    ):
-        return False
-    samples = model.structure(PiecewiseLinearSampleLoss).model
-    if not samples.convex_sample_loss:
-        return False
+    data = model.data
     if stays_sparse(data.X) and int(data.n_features) > FN_SPARSE_MAX_FEATURES:
         return False
     groups = np.asarray(samples.sample_groups())
     _, first = np.unique(groups, return_index=True)
     rows = np.unique(np.concatenate([np.arange(min(n, 32)), first]))
     probe = samples.with_data(data.subset(rows))
-    return fn[0].refusal(probe.build("matrix", form="dual")) is None
+    return backends()["fn"][0].refusal(probe.build("matrix", form="dual")) is None
 
 
 def _dcd_first(model: Model, n: int) -> bool:
