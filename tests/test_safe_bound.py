@@ -130,7 +130,7 @@ def test_a_users_lp_without_a_dual_is_optimal_through_the_solvers_duals(backend)
     assert result.bound <= reference.objective * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("backend", ["matrix:clarabel", "matrix:osqp", "matrix:piqp"])
+@pytest.mark.parametrize("backend", ["matrix:clarabel", "matrix:osqp", "matrix:piqp", "matrix:fn"])
 def test_a_users_qp_with_free_variables_is_certified(backend):
     model = UserRidge(_data())
     result = of.solve(model, Direct(), backend=backend, tol=1e-9)
