@@ -156,6 +156,10 @@ class CoordinateDescent(Driver):
         while outer < options.max_iter:
             primal, bound, z_raw, z_hat = state.gap()
             gap = primal - bound
+            if gap <= tol * problem.gap_scale(primal) and not state.exact:
+                state.refresh()  # the claim rests on the loss arguments from scratch
+                primal, bound, z_raw, z_hat = state.gap()
+                gap = primal - bound
             stalled = stalled + 1 if primal >= lowest - 1e-15 * abs(lowest) else 0
             lowest = min(lowest, primal)
             closed = gap <= tol * problem.gap_scale(primal)
@@ -208,6 +212,18 @@ class CoordinateDescent(Driver):
         )  # fmt: skip
 
 
+def _excess(problem: ElasticNetSmoothLoss, z: NDArray[np.float64]) -> float:
+    r"""The dual's penalty term :math:`\sum_j (\lvert z_j\rvert - \lambda_1)_+^2 / (2\lambda_2)`.
+
+    0 for the lasso, whose :math:`z` is scaled into the ball; as the structure's
+    :meth:`~optframe.capabilities.ElasticNetSmoothLoss.dual_value` has it.
+    """
+    if not problem.lam2 > 0:
+        return 0.0
+    spill = np.maximum(np.abs(z) - problem.lam1, 0.0)
+    return float(spill @ spill) / (2.0 * problem.lam2)
+
+
 class _State:
     """The iterate of one run: :math:`w`, :math:`b`, the loss arguments and the kept columns."""
 
@@ -235,52 +251,69 @@ class _State:
         self.screened = 0
         self.last_ws = 0
         self.intercept_score = 0.0
-        self.a = self._argument()
+        n = problem.n
+        self.raw, self.hess = np.empty(n), np.empty(n)
+        self.a = np.empty(n)
+        self.loss = math.nan
+        self.exact = False  # whether a, raw, hess and loss are those of (w, b) from scratch
+        self.fresh = False  # whether raw, hess and loss are those of a
+        self.refresh()
 
-    def _argument(self) -> NDArray[np.float64]:
-        """The loss arguments from scratch (no drift from the incremental updates)."""
-        a = np.empty(self.problem.n)
+    def refresh(self) -> None:
+        """``a`` from scratch (no drift from the incremental updates), then its loss terms."""
         support = np.flatnonzero(self.w).astype(np.int64)
         core.fit_argument(
-            *self.columns, self.w, support, float(self.intercept[0]), self.p, self.q, a
+            *self.columns, self.w, support, float(self.intercept[0]), self.p, self.q, self.a
         )  # fmt: skip
-        return a
+        self.loss = core.evaluate(
+            self.kind, self.pieces, self.a, self.c, self.q, self.raw, self.hess
+        )  # fmt: skip
+        self.exact = self.fresh = True
 
     def gap(self) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        r"""``(P, D, X'v_raw, X'v_hat)`` at the current iterate (``a`` recomputed exactly).
+        r"""``(P, D, X'v_raw, X'v_hat)`` at the current iterate.
 
         :math:`v_{raw} = -q\odot\theta` with :math:`\theta_i = c_i\ell'(a_i)`; with an
         intercept its larger side is scaled so that :math:`\mathbf 1^\top v = 0`
         (:func:`optframe.duality.balance`'s rule), for the lasso all of it by
-        :math:`\min(1, \lambda_1/\lVert X^\top v\rVert_\infty)`: :math:`\hat v`.
+        :math:`\min(1, \lambda_1/\lVert X^\top v\rVert_\infty)`: :math:`\hat v`. The loss
+        terms are those the last Newton step left (its line search evaluated them), recomputed
+        only when stale; :meth:`refresh` first for the values from scratch.
         """
         problem = self.problem
-        self.a = self._argument()
+        if not self.fresh:
+            self.refresh()
         m = problem.m
-        c, q = self.c, self.q
+        q = self.q
         lam1, lam2 = problem.lam1, problem.lam2
         lo, hi = problem.domain
-        theta = np.empty(problem.n)
-        loss = core.loss_and_multipliers(self.kind, self.pieces, self.a, c, lo, hi, theta)
+        v = np.empty(problem.n)
+        core.multipliers(q, self.c, self.raw, lo, hi, v)
         w = self.w
-        primal = loss + lam1 * float(np.abs(w).sum()) + 0.5 * lam2 * float(w @ w)
-        v = -q * theta
-        z_pos, z_neg = np.empty(m), np.empty(m)
-        core.split_products(*self.columns, v, z_pos, z_neg)
-        z_raw = z_pos + z_neg
+        primal = self.loss + lam1 * float(np.abs(w).sum()) + 0.5 * lam2 * float(w @ w)
+        keep_up = keep_down = scale = 1.0
         if problem.fit_intercept:  # 1'v = 0: scale the larger side (balance's rule)
+            z_pos, z_neg = np.empty(m), np.empty(m)
+            core.split_products(*self.columns, v, z_pos, z_neg)
+            z_raw = z_pos + z_neg
             self.intercept_score = abs(float(v.sum()))
             keep_up, keep_down = problem.balance_factors(v)
-            v = np.where(v > 0.0, v * keep_up, v * keep_down)
             z = z_pos * keep_up + z_neg * keep_down
         else:
+            z_raw = np.empty(m)
+            core.column_products(*self.columns, v, z_raw)
             z = z_raw
         if lam2 == 0.0:  # the lasso: into the ball ||X'v||_inf <= lambda_1
             largest = float(np.max(np.abs(z), initial=0.0))
             if largest > lam1:
                 scale = lam1 / largest
-                v, z = v * scale, z * scale
-        return primal, problem.dual_value(-q * v, z), z_raw, z
+                z = z * scale
+        if self.kind == core.LOGISTIC:  # the entropy's sum compiled (the structure's, in numba)
+            loss_part = core.logistic_dual_loss(q, self.c, self.p, v, keep_up, keep_down, scale)
+            return primal, loss_part - _excess(problem, z), z_raw, z
+        if problem.fit_intercept:
+            v = np.where(v > 0.0, v * keep_up, v * keep_down)
+        return primal, problem.dual_value(-q * (v * scale), z), z_raw, z
 
     def screen(self, z_hat: NDArray[np.float64], gap: float) -> None:
         """Remove the features the Gap Safe sphere proves zero; their :math:`w_j` becomes 0."""
@@ -294,7 +327,7 @@ class _State:
         moved = out & (self.w != 0.0)
         self.w[out] = 0.0
         if moved.any():
-            self.a = self._argument()
+            self.refresh()
         self.active &= ~out
         self.screened = int((~self.active).sum())
 
@@ -336,15 +369,19 @@ class _State:
     ) -> int:
         """Proximal Newton steps on ``ws`` until their score is below ``tol``."""
         problem = self.problem
+        if not self.fresh:
+            self.refresh()
         done = 0
         chunk = 5
         while done < max_steps:
             budget = min(chunk, max_steps - done)
-            ran, score = core.run_prox_newton(
+            ran, score, self.loss = core.run_prox_newton(
                 *self.columns, self.q, self.c, self.kind, self.pieces, self.lip,
-                problem.lam1, problem.lam2, ws, self.w, self.a, self.intercept,
-                problem.fit_intercept, budget, MAX_MODEL_EPOCHS, tol,
+                problem.lam1, problem.lam2, ws, self.w, self.a, self.raw, self.hess, self.loss,
+                self.intercept, problem.fit_intercept, budget, MAX_MODEL_EPOCHS, tol,
             )  # fmt: skip
+            if ran:
+                self.exact = False
             done += int(ran)
             if score <= tol or ran < budget:
                 break
@@ -373,6 +410,7 @@ class _State:
                 problem.lam1, problem.lam2, ws, self.w, self.a, self.intercept,
                 problem.fit_intercept, self.lip_b, newton, budget, tol,
             )  # fmt: skip
+            self.exact = self.fresh = False
             done += int(ran)
             if score <= tol:
                 break

@@ -291,11 +291,12 @@ def as_columns(X: Any) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.nda
         if not csc.has_sorted_indices:
             csc = csc.copy()
             csc.sort_indices()
+        index = np.int32 if csc.indices.dtype == np.int32 else np.int64  # no copy of 32 bits
         return (
             np.zeros((1, 1), order="F"),
             False,
-            csc.indptr.astype(np.int64),
-            csc.indices.astype(np.int64),
+            np.ascontiguousarray(csc.indptr, dtype=index),
+            np.ascontiguousarray(csc.indices, dtype=index),
             np.ascontiguousarray(csc.data, dtype=np.float64),
         )
     dense = np.asfortranarray(X, dtype=np.float64)
@@ -312,30 +313,35 @@ def _penalty(w, lam1, lam2):
 
 @numba.njit(cache=True)
 def run_prox_newton(
-    dense, is_dense, indptr, indices, data, q, c, kind, pieces, lip, lam1, lam2, ws, w, a,
-    intercept, fit_intercept, budget, max_cd, tol,
+    dense, is_dense, indptr, indices, data, q, c, kind, pieces, lip, lam1, lam2, ws, w, a, raw,
+    hess, loss, intercept, fit_intercept, budget, max_cd, tol,
 ):  # fmt: skip
     r"""At most ``budget`` proximal Newton steps on the columns ``ws`` (newGLMNET, skglm).
 
-    Each step forms the loss's second-order model at :math:`a` (per sample, the gradient
-    :math:`r_i = c_i q_i\ell'(a_i)` and curvature :math:`h_i = c_i\ell''(a_i)` in the fit;
-    each column's curvature at least ``NEWTON_FLOOR`` times its bound :math:`L_j`, so that a
-    column whose samples sit where :math:`\ell'' = 0` still moves), minimizes the model plus the
-    penalty over the working set by at most ``max_cd`` cyclic coordinate epochs (no
-    transcendental function inside: the products :math:`X\delta` are kept), and moves along the
-    direction with a backtracking (Armijo) line search on the true objective. With an
-    intercept the model is minimized over it exactly after every coordinate step (the
-    coordinate's curvature is the Schur complement :math:`H_{jj} - u_j^2/h_b`, :math:`u_j =
-    \sum_i h_i x_{ij}`: coordinate descent on centered columns, without centering them; the
-    intercept's shift of :math:`X\delta` is kept as one number). Returns ``(steps, score)``:
-    the largest subdifferential distance at the start of the last step; the loop stops when it
-    is at most ``tol``.
+    ``raw``, ``hess`` and ``loss`` must hold :func:`evaluate`'s values at :math:`a` on entry;
+    they hold them at the last accepted point on return. Each step forms the loss's
+    second-order model at :math:`a` (per sample, the gradient :math:`r_i = c_i q_i\ell'(a_i)`
+    and curvature :math:`h_i = c_i\ell''(a_i)` in the fit; each column's curvature at least
+    ``NEWTON_FLOOR`` times its bound :math:`L_j`, so that a column whose samples sit where
+    :math:`\ell'' = 0` still moves), minimizes the model plus the penalty over the working set
+    by at most ``max_cd`` cyclic coordinate epochs (no transcendental function inside: the
+    products :math:`X\delta` are kept), and moves along the direction with a backtracking
+    (Armijo) line search on the true objective, whose trial evaluates the loss, its derivative
+    and its curvature together (one exponential per sample and step: the accepted trial's
+    values are the next step's model). With an intercept the model is minimized over it
+    exactly after every coordinate step (the coordinate's curvature is the Schur complement
+    :math:`H_{jj} - u_j^2/h_b`, :math:`u_j = \sum_i h_i x_{ij}`: coordinate descent on
+    centered columns, without centering them; the intercept's shift of :math:`X\delta` is kept
+    as one number). Returns ``(steps, score, loss)``: the largest subdifferential distance at
+    the start of the last step (the loop stops when it is at most ``tol``) and
+    :math:`\sum_i c_i\ell(a_i)` at the last point.
     """
     n = a.shape[0]
     size = ws.shape[0]
-    raw = np.empty(n)
-    hess = np.empty(n)
     xd = np.empty(n)
+    trial_a = np.empty(n)
+    trial_raw = np.empty(n)
+    trial_hess = np.empty(n)
     grads = np.empty(size)
     hdiag = np.empty(size)
     cross = np.empty(size)
@@ -343,20 +349,12 @@ def run_prox_newton(
     score = math.inf
     steps = 0
     while steps < budget:
-        loss = 0.0
         grad_b = 0.0
         hess_b = 0.0
-        for i in range(n):
-            if c[i] > 0.0:
-                value, d, h = _all(kind, pieces, a[i])
-                raw[i] = c[i] * q[i] * d
-                hess[i] = c[i] * h
-                loss += c[i] * value
+        if fit_intercept:
+            for i in range(n):
                 grad_b += raw[i]
                 hess_b += hess[i]
-            else:
-                raw[i] = 0.0
-                hess[i] = 0.0
         centered = fit_intercept and hess_b > 0.0
         score = abs(grad_b) if fit_intercept else 0.0
         for k in range(size):
@@ -446,11 +444,20 @@ def run_prox_newton(
         before = loss + pen_old
         t = 1.0
         accepted = False
+        trial = 0.0
         for _ in range(30):
             trial = 0.0
             for i in range(n):
+                ai = a[i] + t * q[i] * (xd[i] + shift)
+                trial_a[i] = ai
                 if c[i] > 0.0:
-                    trial += c[i] * _value(kind, pieces, a[i] + t * q[i] * (xd[i] + shift))
+                    value, d, h = _all(kind, pieces, ai)
+                    trial += c[i] * value
+                    trial_raw[i] = c[i] * q[i] * d
+                    trial_hess[i] = c[i] * h
+                else:
+                    trial_raw[i] = 0.0
+                    trial_hess[i] = 0.0
             pen_t = 0.0
             for k in range(size):
                 j = ws[k]
@@ -467,9 +474,81 @@ def run_prox_newton(
             j = ws[k]
             w[j] += t * delta[k]
         for i in range(n):
-            a[i] += t * q[i] * (xd[i] + shift)
+            a[i] = trial_a[i]
+            raw[i] = trial_raw[i]
+            hess[i] = trial_hess[i]
+        loss = trial
         intercept[0] += t * shift
-    return steps, score
+    return steps, score, loss
+
+
+@numba.njit(cache=True)
+def evaluate(kind, pieces, a, c, q, raw, hess):
+    r""":math:`\sum_i c_i\ell(a_i)`, with the derivative and curvature terms into arrays.
+
+    ``raw`` gets :math:`c_i q_i\ell'(a_i)`, ``hess`` :math:`c_i\ell''(a_i)` (both 0 where
+    :math:`c_i = 0`).
+    """
+    total = 0.0
+    for i in range(a.shape[0]):
+        ci = c[i]
+        if ci > 0.0:
+            value, d, h = _all(kind, pieces, a[i])
+            total += ci * value
+            raw[i] = ci * q[i] * d
+            hess[i] = ci * h
+        else:
+            raw[i] = 0.0
+            hess[i] = 0.0
+    return total
+
+
+@numba.njit(cache=True)
+def multipliers(q, c, raw, lo, hi, v):
+    r"""``v`` gets the dual direction :math:`-q_i\theta_i` from ``raw``.
+
+    :math:`\theta_i = c_i\ell'(a_i)` clipped into :math:`c_i[\mathrm{lo}, \mathrm{hi}]`, read
+    from ``raw`` :math:`= c_i q_i\ell'(a_i)` (:math:`q_i^2 = 1`).
+    """
+    for i in range(v.shape[0]):
+        ci = c[i]
+        if ci > 0.0:
+            theta = q[i] * raw[i]
+            if theta < ci * lo:
+                theta = ci * lo
+            elif theta > ci * hi:
+                theta = ci * hi
+            v[i] = -q[i] * theta
+        else:
+            v[i] = 0.0
+
+
+@numba.njit(cache=True)
+def _xlogx(x):
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def logistic_dual_loss(q, c, p, v, keep_up, keep_down, scale):
+    r"""The logistic dual's sample terms :math:`\sum_i (\theta_i p_i - c_i\ell^*(\theta_i/c_i))`.
+
+    At :math:`\theta_i = -q_i f_i v_i`, :math:`f_i` = ``keep_up`` where :math:`v_i > 0`, else
+    ``keep_down``, times ``scale``.
+
+    :math:`\ell^*(\beta) = u\log u + (1 - u)\log(1 - u)`, :math:`u = -\beta` clipped into
+    [0, 1] (as :meth:`optframe.losses.Logistic.conjugate` on its domain).
+    """
+    linear = 0.0
+    conjugate = 0.0
+    for i in range(v.shape[0]):
+        ci = c[i]
+        factor = keep_up if v[i] > 0.0 else keep_down
+        theta = -q[i] * v[i] * factor * scale
+        linear += theta * p[i]
+        if ci > 0.0:
+            u = min(max(-theta / ci, 0.0), 1.0)
+            conjugate += ci * (_xlogx(u) + _xlogx(1.0 - u))
+    return linear - conjugate
 
 
 @numba.njit(cache=True)
