@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,6 +42,11 @@ PRECONDITIONER_MIX = 0.01
 #: / 218, logistic 221 / 215 / 288, smoothed hinge 297 / 233 / 452; ijcnn1 57 / 55 / 58 and 42
 #: / 36 / 42; 0.25 took twice the Newton iterations on a9a).
 FORCING_EXPONENT = 0.75
+#: Once the gradient's norm is within this factor of the norm that closes the gap, the Newton
+#: system is solved by conjugate residuals without preconditioner (see :func:`_enough`).
+RESIDUALS_FROM = 100.0
+#: Conjugate residuals stop at this fraction of the gradient norm that closes the gap.
+RESIDUAL_ENOUGH = 0.9
 #: Sufficient decrease of the line search (Armijo), and its most halvings.
 ARMIJO, MAX_HALVINGS = 0.01, 60
 #: Sparse data at least this dense is multiplied as a dense Fortran-ordered array (ijcnn1's 61 %
@@ -69,7 +75,10 @@ class PrimalNewton(Driver):
        the kinks of :math:`\ell'`) applied as two products with the rows of nonzero curvature,
        stopping when the quadratic model's last decrease times the step count falls below
        ``cg_tol`` times its value (at most the gradient's norm relative to the first one to
-       the power 3/4: tighter as the iterate converges);
+       the power 3/4: tighter as the iterate converges); without an intercept, once the gradient
+       is within a factor 100 of the norm that closes the gap, by conjugate residuals without
+       preconditioner instead, which make :math:`\lVert H s + g\rVert_2` (about the next
+       gradient, whose square is the next gap) least, and also stop once it closes the gap;
     3. takes the largest step :math:`2^{-k}` with Armijo's decrease (:math:`X s` is computed
        once: each trial is a pass over the loss arguments).
 
@@ -189,7 +198,7 @@ class PrimalNewton(Driver):
                 break
             deadline = None if limit is None else start + limit
             direction, cg_steps = state.newton_direction(
-                self.max_cg, self.cg_tol, deadline, _enough(problem, tol, primal)
+                self.max_cg, self.cg_tol, deadline, _closing_norm(problem, tol, primal)
             )
             step = state.line_search(direction)
             iteration += 1
@@ -209,21 +218,19 @@ class PrimalNewton(Driver):
         )  # fmt: skip
 
 
-def _enough(problem: ElasticNetSmoothLoss, tol: float, primal: float) -> float:
-    r"""A CG residual small enough for the next gap to close, or 0 (no such rule).
+def _closing_norm(problem: ElasticNetSmoothLoss, tol: float, primal: float) -> float:
+    r"""The gradient norm at which the gap closes, or 0 (no such rule: with an intercept).
 
     Without an intercept the gap at :math:`w` is exactly
     :math:`\lVert\nabla_w P(w)\rVert^2 / (2\lambda_2)` (Fenchel-Young at
-    :math:`\theta = c\,\ell'(a)`), and a full Newton step leaves about the CG residual as the
-    next gradient: half the gradient norm that closes the gap is enough. The CG steps to a
-    certified gap on a9a: 215 to 165 (logistic loss), 282 to 222 (squared hinge), 363 to 232
-    (smoothed hinge). With an intercept the balance of :math:`\mathbf 1^\top v = 0` adds to
-    the gap, and the rule cost the smoothed hinge on a9a 217 Newton iterations instead of 16:
-    not used there.
+    :math:`\theta = c\,\ell'(a)`), so it closes at :math:`\lVert\nabla P\rVert \le
+    \sqrt{2\lambda_2\,\mathrm{tol}\cdot\mathrm{scale}}`. With an intercept the balance of
+    :math:`\mathbf 1^\top v = 0` adds to the gap, and the rule cost the smoothed hinge on a9a
+    217 Newton iterations instead of 16: not used there.
     """
     if problem.fit_intercept:
         return 0.0
-    return 0.5 * math.sqrt(2.0 * problem.lam2 * tol * problem.gap_scale(primal))
+    return math.sqrt(2.0 * problem.lam2 * tol * problem.gap_scale(primal))
 
 
 class _Newton:
@@ -235,7 +242,7 @@ class _Newton:
         X = problem.X
         self.X: Any = _product_layout(X)
         self.sparse = sp.issparse(self.X)
-        self.squares: Any = self.X.power(2) if self.sparse else None
+        self.squares: Any = None  # the squared entries, for the preconditioner: when needed
         self.csr = as_csr(self.X) if self.sparse else None
         self.c, self.p, self.q = problem.costs, problem.offset, problem.slope
         self.lam = problem.lam2
@@ -281,28 +288,22 @@ class _Newton:
         return self.value, problem.dual_value(-q * v, z)
 
     def newton_direction(
-        self, max_cg: int, cg_tol: float, deadline: float | None = None, enough: float = 0.0
+        self, max_cg: int, cg_tol: float, deadline: float | None = None, closing: float = 0.0
     ) -> tuple[NDArray[np.float64], int]:
-        """Preconditioned CG on :math:`H s = -g`, stopped by the quadratic model's decrease.
+        r"""An inexact Newton step: :math:`H s \approx -g` by a Krylov method.
 
-        Past ``deadline`` (a ``perf_counter`` time) CG stops with the direction it has, a
-        descent direction from its first step on; the run's loop then stops at the limit.
+        Far from the gap's end, preconditioned conjugate gradients stopped by the quadratic
+        model's decrease (LIBLINEAR's rule). Once :math:`\lVert g\rVert` is within
+        :data:`RESIDUALS_FROM` of ``closing`` (the gradient norm that closes the gap), conjugate
+        residuals without preconditioner, which minimize :math:`\lVert H s + g\rVert_2` over the
+        same Krylov space: after a full step that residual is about the next gradient, whose
+        squared norm over :math:`2\lambda_2` is the next gap; they also stop once it is below
+        :data:`RESIDUAL_ENOUGH` times ``closing``. Past ``deadline`` (a ``perf_counter`` time)
+        the method stops with the direction it has, a descent direction from its first step on.
         """
         rows = np.flatnonzero(self.curvature > 0)
         self.curved = int(rows.size)
         lam, intercept, d = self.lam, self.intercept, self.curvature
-        diagonal = np.empty(self.w.size + 1)
-        if self.sparse:
-            diagonal[:-1] = np.asarray(self.squares.T @ d).reshape(-1)
-        else:
-            diagonal[:-1] = np.einsum("ij,ij,i->j", self.X, self.X, d)
-        diagonal[:-1] += lam
-        # the intercept's curvature damped by lambda_2, as w's is penalized: with every sample
-        # where l'' = 0 (Huber's linear arms, beyond the squared hinge's margin) its row of H is 0
-        # and the Newton step along b unbounded
-        diagonal[-1] = float(d.sum()) + lam if intercept else 1.0
-        M = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * diagonal
-
         if self.sparse:  # one pass over the curved rows (newton_core)
             indptr, indices, data = self.csr
             curved = rows.astype(np.uint64)
@@ -323,42 +324,35 @@ class _Newton:
                 return out
 
         g = self.gradient
-        s = np.zeros_like(g)
-        r = -g
-        zr = r / M
-        direction = zr.copy()
-        rz = float(zr @ r)
+        norm = float(np.linalg.norm(g))
         if self.first_norm is None:
-            self.first_norm = math.sqrt(max(rz, 0.0))
-        relative = math.sqrt(max(rz, 0.0)) / max(self.first_norm, 1e-300)
-        tolerance = min(cg_tol, relative**FORCING_EXPONENT)
-        quadratic, steps = 0.0, 0
-        for steps in range(1, min(max_cg, g.size) + 1):
-            Hd = hessian_times(direction)
-            dHd = float(direction @ Hd)
-            if dHd <= 1e-16:
-                break
-            alpha = rz / dHd
-            s += alpha * direction
-            r -= alpha * Hd
-            new_quadratic = -0.5 * (float(s @ r) - float(s @ g))
-            change = new_quadratic - quadratic
-            if not (new_quadratic <= 0.0 and change <= 0.0):
-                break
-            if steps * change >= tolerance * new_quadratic:
-                break
-            if enough > 0.0 and float(r @ r) <= enough * enough:
-                break
-            quadratic = new_quadratic
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-            zr = r / M
-            rz_new = float(zr @ r)
-            direction = zr + (rz_new / rz) * direction
-            rz = rz_new
+            self.first_norm = norm
+        forcing = min(cg_tol, (norm / max(self.first_norm, 1e-300)) ** FORCING_EXPONENT)
+        stop = _Stop(max_cg, forcing, RESIDUAL_ENOUGH * closing, deadline)
+        if closing > 0.0 and norm <= RESIDUALS_FROM * closing:
+            s, steps = _conjugate_residuals(hessian_times, g, stop)
+        else:
+            s, steps = _conjugate_gradients(hessian_times, g, self._preconditioner(), stop)
         if not intercept:
             s[-1] = 0.0
         return s, steps
+
+    def _preconditioner(self) -> NDArray[np.float64]:
+        r"""The inverse of :math:`(1 - \alpha) + \alpha\operatorname{diag}(H)` (LIBLINEAR's)."""
+        d = self.curvature
+        diagonal = np.empty(self.w.size + 1)
+        if self.sparse:
+            if self.squares is None:
+                self.squares = self.X.power(2)
+            diagonal[:-1] = np.asarray(self.squares.T @ d).reshape(-1)
+        else:
+            diagonal[:-1] = np.einsum("ij,ij,i->j", self.X, self.X, d)
+        diagonal[:-1] += self.lam
+        # the intercept's curvature damped by lambda_2, as w's is penalized: with every sample
+        # where l'' = 0 (Huber's linear arms, beyond the squared hinge's margin) its row of H is 0
+        # and the Newton step along b unbounded
+        diagonal[-1] = float(d.sum()) + self.lam if self.intercept else 1.0
+        return 1.0 / ((1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * diagonal)
 
     def line_search(self, s: NDArray[np.float64]) -> float:
         """Halve the step from 1 until Armijo's decrease holds; update the iterate (0: none)."""
@@ -381,6 +375,99 @@ class _Newton:
                 return step
             step *= 0.5
         return 0.0
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """When a Krylov method stops: steps, the quadratic model's forcing, a residual, a time."""
+
+    max_steps: int
+    forcing: float
+    residual: float
+    deadline: float | None
+
+    def reached(self, steps: int, quadratic: float, change: float, r: NDArray) -> bool:
+        """Whether to stop after ``steps`` steps (the model's value and last change, residual)."""
+        if steps * change >= self.forcing * quadratic:
+            return True
+        if self.residual > 0.0 and float(r @ r) <= self.residual * self.residual:
+            return True
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
+def _conjugate_gradients(
+    hessian_times: Callable[[NDArray], NDArray],
+    g: NDArray[np.float64],
+    inverse: NDArray[np.float64],
+    stop: _Stop,
+) -> tuple[NDArray[np.float64], int]:
+    """Preconditioned CG on :math:`H s = -g` (``inverse``: the preconditioner's inverse)."""
+    s = np.zeros_like(g)
+    r = -g
+    zr = r * inverse
+    direction = zr.copy()
+    rz = float(zr @ r)
+    quadratic, steps = 0.0, 0
+    for steps in range(1, min(stop.max_steps, g.size) + 1):
+        Hd = hessian_times(direction)
+        dHd = float(direction @ Hd)
+        if dHd <= 1e-16:
+            break
+        alpha = rz / dHd
+        s += alpha * direction
+        r -= alpha * Hd
+        new_quadratic = -0.5 * (float(s @ r) - float(s @ g))
+        change = new_quadratic - quadratic
+        if not (new_quadratic <= 0.0 and change <= 0.0):
+            break
+        if stop.reached(steps, new_quadratic, change, r):
+            break
+        quadratic = new_quadratic
+        zr = r * inverse
+        rz_new = float(zr @ r)
+        direction = zr + (rz_new / rz) * direction
+        rz = rz_new
+    return s, steps
+
+
+def _conjugate_residuals(
+    hessian_times: Callable[[NDArray], NDArray], g: NDArray[np.float64], stop: _Stop
+) -> tuple[NDArray[np.float64], int]:
+    r"""Conjugate residuals on :math:`H s = -g`, without preconditioner.
+
+    Each step's :math:`s` makes :math:`\lVert H s + g\rVert_2` least over the Krylov space
+    (Hestenes and Stiefel 1952; MINRES's iterates for a positive definite H). One product per
+    step: :math:`H p` follows from :math:`H r` by the recurrence. The quadratic model decreases
+    at every step too (Fong and Saunders 2012), so the stopping rules of
+    :func:`_conjugate_gradients` apply.
+    """
+    s = np.zeros_like(g)
+    r = -g
+    Hr = hessian_times(r)
+    rHr = float(r @ Hr)
+    p, Hp = r.copy(), Hr.copy()
+    quadratic, steps = 0.0, 1
+    for steps in range(1, min(stop.max_steps, g.size) + 1):
+        HpHp = float(Hp @ Hp)
+        if rHr <= 1e-16 or HpHp <= 1e-300:
+            break
+        alpha = rHr / HpHp
+        s += alpha * p
+        r -= alpha * Hp
+        new_quadratic = -0.5 * (float(s @ r) - float(s @ g))
+        change = new_quadratic - quadratic
+        if not (new_quadratic <= 0.0 and change <= 0.0):
+            break
+        if stop.reached(steps, new_quadratic, change, r):
+            break
+        quadratic = new_quadratic
+        Hr = hessian_times(r)
+        rHr_new = float(r @ Hr)
+        beta = rHr_new / rHr
+        p = r + beta * p
+        Hp = Hr + beta * Hp
+        rHr = rHr_new
+    return s, steps
 
 
 def _product_layout(X: Any) -> Any:
