@@ -26,13 +26,17 @@ Koenker and d'Orey's and Portnoy and Koenker's Frisch-Newton method for quantile
 :math:`A\Theta A^\top` once by a dense Cholesky (LAPACK) and solves it for the predictor and
 the corrector; nothing of size ``n x n`` is formed. ``A`` is kept as a dense C-ordered array
 when at least :data:`DENSE_FILL` of it is filled (the dual of a regression on dense data), so
-:math:`A\Theta A^\top` is one BLAS ``syrk``; otherwise it stays sparse (CSR), and
-:math:`A\Theta A^\top` is summed column by column by a compiled kernel
+:math:`A\Theta A^\top` is a BLAS ``syrk`` per block of columns; otherwise it stays sparse
+(CSR), and :math:`A\Theta A^\top` is summed column by column by a compiled kernel
 (:mod:`optframe.solvers._fn_sparse`; numba compiles it on the first sparse solve, once per
 machine, in a few seconds, in :meth:`FnMatrixBackend.prepare`, which
 :class:`~optframe.drivers.Direct` calls before its solve clock starts). The iteration is in
 :mod:`optframe.solvers._fn_core`; a separable QP only adds :math:`h` to the diagonal that
-:math:`\Theta` inverts. For an LP, then a *vertex polish*: the ``rows`` columns farthest inside
+:math:`\Theta` inverts. From :data:`~optframe.solvers._fn_core.COMPILED_FROM` columns on, the
+iteration's work on the columns (distances, residuals, :math:`\Theta`, the bound, directions,
+step lengths) runs as compiled loops (:mod:`optframe.solvers._fn_vectors`, also compiled in
+``prepare``); below, as numpy array operations, so small problems and the demo compile
+nothing. For an LP, then a *vertex polish*: the ``rows`` columns farthest inside
 their box are taken as a basis, its duals solve :math:`A_B^\top y = c_B` and its primal vertex
 :math:`A_B x_B = b - A_N x_N`; each replaces the interior point's when it is better (a higher
 dual value, a feasible vertex with no higher objective, or one at the dual value). It is tried
@@ -119,8 +123,9 @@ from ._common import (
     stoppable,
     time_left,
 )
-from ._fn_core import BoxLP, Iterate, Stop, frisch_newton, polish
+from ._fn_core import COMPILED_FROM, BoxLP, Iterate, Stop, frisch_newton, polish
 from ._fn_sparse import upper_normal_matrix
+from ._fn_vectors import compile_column_work
 
 __all__ = [
     "DEFAULT_MAX_ITER",
@@ -344,17 +349,27 @@ class FnMatrixBackend(Backend):
         return refusal(formulation.problem)
 
     def prepare(self, formulation: Formulation) -> float:
-        """Compile the sparse normal matrix's kernel when ``formulation`` will use it."""
+        """Compile the kernels ``formulation`` will use (seconds spent; 0.0 when none).
+
+        The column work from :data:`~optframe.solvers._fn_core.COMPILED_FROM` columns on, and
+        the sparse normal matrix.
+        """
         problem = formulation.problem
         if not isinstance(problem, MatrixProblem) or refusal(problem) is not None:
             return 0.0
         rows, cols = problem.A.shape
-        if rows == 0 or problem.A.nnz >= DENSE_FILL * rows * cols:
+        if rows == 0:
+            return 0.0
+        columns, sparse = cols >= COMPILED_FROM, problem.A.nnz < DENSE_FILL * rows * cols
+        if not (columns or sparse):
             return 0.0
         began = time.perf_counter()
-        one = np.ones(1)
-        upper_normal_matrix(np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), one,
-                            one, 1)  # fmt: skip
+        if columns:
+            compile_column_work()
+        if sparse:
+            one = np.ones(1)
+            upper_normal_matrix(np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                one, one, 1)  # fmt: skip
         return time.perf_counter() - began
 
     def solve(self, formulation: Formulation, options: SolveOptions) -> BackendResult:
