@@ -162,7 +162,10 @@ class PrimalNewton(Driver):
         """Newton steps with conjugate gradients and a line search until the gap closes."""
         options = self.common_options(context.options, tol=self.tol, max_iter=self.max_iter)
         compiled = compile_kernels(self, options.verbose, needs_of(model, self))  # before timing
+        tick = time.perf_counter()
+        core.warm_up()  # the loss's and the products' kernels (loaded from numba's cache)
         start = time.perf_counter()
+        compiled += start - tick
         problem = model.structure(ElasticNetSmoothLoss)
         state = _Newton(problem, self.warm_start)
         built = time.perf_counter()
@@ -171,7 +174,7 @@ class PrimalNewton(Driver):
         status, iteration, gap, bound = Status.ITERATION_LIMIT, 0, math.inf, -math.inf
         cg_steps, step = 0, math.nan
         while True:
-            primal, bound = state.evaluate()
+            primal, bound = state.evaluate(tol)
             gap = primal - bound
             record = IterationRecord(
                 iteration=iteration,
@@ -183,7 +186,7 @@ class PrimalNewton(Driver):
             history.append(record)
             if gap <= tol * problem.gap_scale(primal):
                 state.refresh()  # the arguments from scratch: no drift from the steps
-                primal, bound = state.evaluate()
+                primal, bound = state.evaluate(tol)
                 gap = primal - bound
                 if gap <= tol * problem.gap_scale(primal):
                     status = Status.OPTIMAL
@@ -203,7 +206,7 @@ class PrimalNewton(Driver):
             step = state.line_search(direction)
             iteration += 1
             if step == 0.0:  # no decrease along a descent direction: rounding, gap still open
-                primal, bound = state.evaluate()
+                primal, bound = state.evaluate(tol)
                 gap = primal - bound
                 status = Status.CONVERGED
                 break
@@ -239,10 +242,10 @@ class _Newton:
     def __init__(self, problem: ElasticNetSmoothLoss, warm: NDArray[np.float64] | None) -> None:
         self.problem = problem
         self.loss = SmoothLoss(problem)
+        self.logistic = self.loss.logistic
         X = problem.X
         self.X: Any = _product_layout(X)
         self.sparse = sp.issparse(self.X)
-        self.squares: Any = None  # the squared entries, for the preconditioner: when needed
         self.csr = as_csr(self.X) if self.sparse else None
         self.c, self.p, self.q = problem.costs, problem.offset, problem.slope
         self.lam = problem.lam2
@@ -262,30 +265,54 @@ class _Newton:
         self.first_norm: float | None = None
         self.value = math.inf
         self.gradient = np.zeros(m + 1)
-        self.curvature = np.zeros(problem.n)
+        self.curvature = np.zeros(problem.n)  # c * l''(a)
 
     def refresh(self) -> None:
         """The loss arguments :math:`a = p + q(Xw + b)` from scratch."""
         self.a = self.p + self.q * (np.asarray(self.X @ self.w).reshape(-1) + self.b)
 
-    def evaluate(self) -> tuple[float, float]:
-        """``(P, D)`` at the iterate; keeps the gradient and the curvature for the step."""
-        problem, c, q = self.problem, self.c, self.q
-        ell, first, second = self.loss.slopes(self.a)
-        self.curvature = c * second
-        w = self.w
-        self.value = float(c @ ell) + 0.5 * self.lam * float(w @ w)
-        u = c * q * first  # d loss / d (x_i'w + b)
-        self.gradient[:-1] = np.asarray(self.X.T @ u).reshape(-1) + self.lam * w
+    def evaluate(self, tol: float = 0.0) -> tuple[float, float]:
+        r"""``(P, D)`` at the iterate; keeps the gradient and the curvature for the step.
+
+        Without an intercept :math:`D(\theta)` at :math:`\theta = c\,\ell'(a)` is
+        :math:`P - \lVert\nabla P\rVert^2 / (2\lambda_2)` (Fenchel-Young's equality, see
+        :func:`_closing_norm`); it is summed term by term only where that leaves a relative gap
+        of at most ``tol``, the only place its rounding could matter.
+        """
+        problem, c, q, w = self.problem, self.c, self.q, self.w
+        if self.logistic:
+            u = np.empty_like(self.a)
+            loss = core.logistic_slopes(self.a, c, q, u, self.curvature)
+        else:
+            ell, first, second = self.loss.slopes(self.a)
+            self.curvature = c * second
+            loss = float(c @ ell)
+            u = c * q * first  # d loss / d (x_i'w + b)
+        self.value = loss + 0.5 * self.lam * float(w @ w)
+        self.gradient[:-1] = self.transposed_times(u) + self.lam * w
         self.gradient[-1] = float(u.sum()) if self.intercept else 0.0
+        if not self.intercept:
+            squared = float(self.gradient @ self.gradient)
+            predicted = self.value - 0.5 * squared / self.lam
+            if self.value - predicted > tol * problem.gap_scale(self.value):
+                return self.value, predicted
         v = -u
         z = self.gradient[:-1] - self.lam * w  # X'u = -X'v
         if self.intercept:  # 1'v = 0: scale the larger side (optframe.duality.balance's rule)
             keep_up, keep_down = problem.balance_factors(v)
             if (keep_up, keep_down) != (1.0, 1.0):
                 v = np.where(v > 0.0, v * keep_up, v * keep_down)
-                z = -np.asarray(self.X.T @ v).reshape(-1)
+                z = -self.transposed_times(v)
         return self.value, problem.dual_value(-q * v, z)
+
+    def transposed_times(self, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        r""":math:`X^\top u` (for CSR rows in one compiled pass)."""
+        if self.sparse:
+            indptr, indices, data = self.csr
+            out = np.empty(self.w.size + 1)
+            core.transposed_times(indptr, indices, data, np.ascontiguousarray(u), out)
+            return out[:-1]
+        return np.asarray(self.X.T @ u).reshape(-1)
 
     def newton_direction(
         self, max_cg: int, cg_tol: float, deadline: float | None = None, closing: float = 0.0
@@ -342,9 +369,8 @@ class _Newton:
         d = self.curvature
         diagonal = np.empty(self.w.size + 1)
         if self.sparse:
-            if self.squares is None:
-                self.squares = self.X.power(2)
-            diagonal[:-1] = np.asarray(self.squares.T @ d).reshape(-1)
+            indptr, indices, data = self.csr
+            core.squares_times(indptr, indices, data, d, diagonal)
         else:
             diagonal[:-1] = np.einsum("ij,ij,i->j", self.X, self.X, d)
         diagonal[:-1] += self.lam
@@ -364,14 +390,15 @@ class _Newton:
             return 0.0
         step = 1.0
         for _ in range(MAX_HALVINGS):
-            trial = self.a + step * moved
-            value = float(self.c @ self.loss.value(trial)) + 0.5 * self.lam * (
-                wTw + 2.0 * step * wTs + step * step * sTs
-            )
+            if self.logistic:
+                loss = core.logistic_value(self.a, moved, step, self.c)
+            else:
+                loss = float(self.c @ self.loss.value(self.a + step * moved))
+            value = loss + 0.5 * self.lam * (wTw + 2.0 * step * wTs + step * step * sTs)
             if value - self.value <= ARMIJO * step * slope:
                 self.w = w + step * sw
                 self.b += step * float(s[-1])
-                self.a = trial
+                self.a = self.a + step * moved
                 return step
             step *= 0.5
         return 0.0

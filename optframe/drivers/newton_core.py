@@ -15,7 +15,10 @@ The index arrays are unsigned, as in :mod:`optframe.drivers.dcd_core`.
 
 from __future__ import annotations
 
+import math
+
 import numba
+import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
@@ -36,3 +39,78 @@ def hessian_product(indptr, indices, data, rows, curvature, d, intercept, lam, o
         for p in range(indptr[i], indptr[i + 1]):
             out[indices[p]] += fitted * data[p]
     out[m] = total + lam * d[m] if intercept else 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def squares_times(indptr, indices, data, curvature, out):
+    r"""``out[:m] = (X∘X)' h``: the diagonal of :math:`X^\top \operatorname{diag}(h) X`."""
+    m = out.shape[0] - 1
+    for j in range(m):
+        out[j] = 0.0
+    for i in range(indptr.shape[0] - 1):
+        h = curvature[i]
+        if h != 0.0:
+            for p in range(indptr[i], indptr[i + 1]):
+                out[indices[p]] += h * data[p] * data[p]
+
+
+@numba.njit(cache=True, nogil=True)
+def transposed_times(indptr, indices, data, u, out):
+    """``out[:m] = X'u`` over the CSR rows."""
+    m = out.shape[0] - 1
+    for j in range(m):
+        out[j] = 0.0
+    for i in range(indptr.shape[0] - 1):
+        ui = u[i]
+        if ui != 0.0:
+            for p in range(indptr[i], indptr[i + 1]):
+                out[indices[p]] += ui * data[p]
+
+
+@numba.njit(cache=True, nogil=True)
+def logistic_slopes(a, costs, slope, u, curvature):
+    r"""The logistic loss at ``a`` in one pass: returns :math:`\sum_i c_i\ell(a_i)`.
+
+    Fills ``u`` with :math:`c_i q_i \ell'(a_i)` and ``curvature`` with :math:`c_i\ell''(a_i)`.
+    With :math:`t = e^{-\lvert a\rvert}`: :math:`\ell(a) = \max(-a, 0) + \log(1 + t)`,
+    :math:`-\ell'(a) = \sigma(-a)` (:math:`t / (1 + t)` for :math:`a \ge 0`, else
+    :math:`1 / (1 + t)`) and :math:`\ell''(a) = t / (1 + t)^2`: one exponential per sample.
+    """
+    total = 0.0
+    for i in range(a.shape[0]):
+        ai = a[i]
+        t = math.exp(-abs(ai))
+        inverse = 1.0 / (1.0 + t)
+        if ai >= 0.0:
+            value = math.log1p(t)
+            down = t * inverse
+        else:
+            value = math.log1p(t) - ai
+            down = inverse
+        c = costs[i]
+        total += c * value
+        u[i] = -c * slope[i] * down
+        curvature[i] = c * t * inverse * inverse
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def logistic_value(a, moved, step, costs):
+    r""":math:`\sum_i c_i\ell(a_i + \mathrm{step}\cdot m_i)` for the logistic loss."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        z = a[i] + step * moved[i]
+        total += costs[i] * (max(-z, 0.0) + math.log1p(math.exp(-abs(z))))
+    return total
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels above on tiny arrays."""
+    indptr = np.array([0, 1], dtype=np.uint64)
+    indices = np.zeros(1, dtype=np.uint32)
+    one = np.ones(1)
+    out = np.zeros(2)
+    squares_times(indptr, indices, one, one, out)
+    transposed_times(indptr, indices, one, one, out)
+    logistic_slopes(one, one, one, one.copy(), one.copy())
+    logistic_value(one, one, 1.0, one)
