@@ -47,6 +47,10 @@ FORCING_EXPONENT = 0.75
 RESIDUALS_FROM = 100.0
 #: Conjugate residuals stop at this fraction of the gradient norm that closes the gap.
 RESIDUAL_ENOUGH = 0.9
+#: Conjugate gradients, whose residual is not the least, at this fraction (the CG steps to a
+#: certified gap on a9a: 215 to 165 for the logistic loss, 282 to 222 for the squared hinge, 363
+#: to 232 for the smoothed hinge against no such rule).
+GRADIENT_ENOUGH = 0.5
 #: Sufficient decrease of the line search (Armijo), and its most halvings.
 ARMIJO, MAX_HALVINGS = 0.01, 60
 #: Sparse data at least this dense is multiplied as a dense Fortran-ordered array (ijcnn1's 61 %
@@ -262,7 +266,7 @@ class _Newton:
         self.b = 0.0
         self.refresh()
         self.curved = 0
-        self.first_norm: float | None = None
+        self.first_norms: dict[str, float] = {}  # the first gradient's, plain and preconditioned
         self.value = math.inf
         self.gradient = np.zeros(m + 1)
         self.curvature = np.zeros(problem.n)  # c * l''(a)
@@ -352,14 +356,17 @@ class _Newton:
 
         g = self.gradient
         norm = float(np.linalg.norm(g))
-        if self.first_norm is None:
-            self.first_norm = norm
-        forcing = min(cg_tol, (norm / max(self.first_norm, 1e-300)) ** FORCING_EXPONENT)
-        stop = _Stop(max_cg, forcing, RESIDUAL_ENOUGH * closing, deadline)
-        if closing > 0.0 and norm <= RESIDUALS_FROM * closing:
+        self.first_norms.setdefault("plain", norm)
+        if self.logistic and closing > 0.0 and norm <= RESIDUALS_FROM * closing:
+            relative = norm / max(self.first_norms["plain"], 1e-300)
+            stop = _Stop(max_cg, _forcing(cg_tol, relative), RESIDUAL_ENOUGH * closing, deadline)
             s, steps = _conjugate_residuals(hessian_times, g, stop)
         else:
-            s, steps = _conjugate_gradients(hessian_times, g, self._preconditioner(), stop)
+            inverse = self._preconditioner()
+            scaled = math.sqrt(max(float(g @ (g * inverse)), 0.0))  # the norm CG reduces
+            relative = scaled / max(self.first_norms.setdefault("scaled", scaled), 1e-300)
+            stop = _Stop(max_cg, _forcing(cg_tol, relative), GRADIENT_ENOUGH * closing, deadline)
+            s, steps = _conjugate_gradients(hessian_times, g, inverse, stop)
         if not intercept:
             s[-1] = 0.0
         return s, steps
@@ -402,6 +409,11 @@ class _Newton:
                 return step
             step *= 0.5
         return 0.0
+
+
+def _forcing(cg_tol: float, relative: float) -> float:
+    """The quadratic model's stopping ratio: ``cg_tol``, at most ``relative`` to a power."""
+    return min(cg_tol, relative**FORCING_EXPONENT)
 
 
 @dataclass(frozen=True)
