@@ -234,9 +234,10 @@ class _State:
         self.pieces = np.ascontiguousarray(problem.pieces, dtype=np.float64).reshape(-1, 3)
         self.c, self.q, self.p = problem.costs, problem.slope, problem.offset
         m = problem.m
-        norms = np.zeros(m)
-        core.column_weighted_norms(*self.columns, self.c, norms)
-        self.lip = problem.curvature * norms
+        weighted, squares = np.zeros(m), np.zeros(m)
+        core.column_norms(*self.columns, self.c, weighted, squares)
+        self.lip = problem.curvature * weighted
+        self.norms = np.sqrt(squares)  # Euclidean, for the bound of :meth:`_products`
         self.lip_b = problem.curvature * float(self.c.sum()) if problem.fit_intercept else 0.0
         if warm is None:
             self.w = np.zeros(m)
@@ -248,6 +249,10 @@ class _State:
                 )
         self.intercept = np.zeros(1)
         self.active = np.ones(m, dtype=bool)
+        self.every = np.arange(m, dtype=np.int64)
+        self.kept = self.every
+        #: (v_bal, X'v_bal) of the last pass over every column, for :meth:`_products`' bound
+        self.reference: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
         self.screened = 0
         self.last_ws = 0
         self.intercept_score = 0.0
@@ -283,7 +288,6 @@ class _State:
         problem = self.problem
         if not self.fresh:
             self.refresh()
-        m = problem.m
         q = self.q
         lam1, lam2 = problem.lam1, problem.lam2
         lo, hi = problem.domain
@@ -293,16 +297,9 @@ class _State:
         primal = self.loss + lam1 * float(np.abs(w).sum()) + 0.5 * lam2 * float(w @ w)
         keep_up = keep_down = scale = 1.0
         if problem.fit_intercept:  # 1'v = 0: scale the larger side (balance's rule)
-            z_pos, z_neg = np.empty(m), np.empty(m)
-            core.split_products(*self.columns, v, z_pos, z_neg)
-            z_raw = z_pos + z_neg
             self.intercept_score = abs(float(v.sum()))
             keep_up, keep_down = problem.balance_factors(v)
-            z = z_pos * keep_up + z_neg * keep_down
-        else:
-            z_raw = np.empty(m)
-            core.column_products(*self.columns, v, z_raw)
-            z = z_raw
+        z_raw, z = self._products(v, keep_up, keep_down)
         if lam2 == 0.0:  # the lasso: into the ball ||X'v||_inf <= lambda_1
             largest = float(np.max(np.abs(z), initial=0.0))
             if largest > lam1:
@@ -314,6 +311,50 @@ class _State:
         if problem.fit_intercept:
             v = np.where(v > 0.0, v * keep_up, v * keep_down)
         return primal, problem.dual_value(-q * (v * scale), z), z_raw, z
+
+    def _products(
+        self, v: NDArray[np.float64], keep_up: float, keep_down: float, skip: bool = True
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        r"""``(X'v, X'v_bal)``, :math:`v_{bal}` with its sides scaled by ``keep_up``, ``keep_down``.
+
+        Screened columns are skipped when a bound proves them harmless: with :math:`z^0 =
+        X^\top v^0_{bal}` from the last pass over every column, :math:`\lvert x_j^\top
+        v_{bal}\rvert \le \lvert z^0_j\rvert + \lVert x_j\rVert\,\lVert v_{bal} -
+        v^0_{bal}\rVert` (Cauchy-Schwarz); when that is at most :math:`\lambda_1` (and for the
+        lasso at most the largest kept :math:`\lvert z_j\rvert`), the screened features change
+        neither the lasso's scaling nor the elastic net's penalty term, and their entries are
+        left 0. Otherwise every column is multiplied and :math:`(v^0_{bal}, z^0)` renewed.
+        """
+        problem = self.problem
+        m = problem.m
+        balanced = v
+        if problem.fit_intercept:
+            balanced = np.where(v > 0.0, v * keep_up, v * keep_down)
+        skip = skip and self.screened > 0 and self.reference is not None
+        columns = self.kept if skip else self.every
+        z_raw, z = np.zeros(m), np.zeros(m)
+        if problem.fit_intercept:
+            z_pos, z_neg = np.zeros(m), np.zeros(m)
+            core.split_products(*self.columns, v, columns, z_pos, z_neg)
+            z_raw = z_pos + z_neg
+            z = z_pos * keep_up + z_neg * keep_down
+        else:
+            core.column_products(*self.columns, v, columns, z_raw)
+            z = z_raw
+        if skip:
+            assert self.reference is not None
+            base, products = self.reference
+            drift = float(np.linalg.norm(balanced - base))
+            out = ~self.active
+            largest = float(np.max(np.abs(products[out]) + self.norms[out] * drift))
+            limit = problem.lam1
+            if problem.lam2 == 0.0:
+                limit = max(limit, float(np.max(np.abs(z), initial=0.0)))
+            if largest * (1.0 + SCREEN_MARGIN) <= limit:
+                return z_raw, z
+            return self._products(v, keep_up, keep_down, skip=False)
+        self.reference = (balanced.copy(), z.copy())
+        return z_raw, z
 
     def screen(self, z_hat: NDArray[np.float64], gap: float) -> None:
         """Remove the features the Gap Safe sphere proves zero; their :math:`w_j` becomes 0."""
@@ -330,6 +371,7 @@ class _State:
             self.refresh()
         self.active &= ~out
         self.screened = int((~self.active).sum())
+        self.kept = np.flatnonzero(self.active).astype(np.int64)
 
     def scores(self, z_raw: NDArray[np.float64]) -> NDArray[np.float64]:
         r"""The distance of :math:`-\nabla_j` to the penalty's subdifferential, per feature."""

@@ -96,18 +96,10 @@ def _all(kind, pieces, a):
 
 
 @numba.njit(cache=True)
-def sample_terms(kind, pieces, a, values, derivatives):
-    r"""Fill ``values`` with :math:`\ell(a_i)` and ``derivatives`` with :math:`\ell'(a_i)`."""
-    for i in range(a.shape[0]):
-        values[i] = _value(kind, pieces, a[i])
-        derivatives[i] = _terms(kind, pieces, a[i])[0]
-
-
-@numba.njit(cache=True)
-def column_products(dense, is_dense, indptr, indices, data, u, out):
-    r""":math:`X^\top u` into ``out`` (columns: see the module's docstring)."""
-    m = out.shape[0]
-    for j in range(m):
+def column_products(dense, is_dense, indptr, indices, data, u, columns, out):
+    r""":math:`x_j^\top u` into ``out[j]`` for :math:`j` in ``columns`` (the rest untouched)."""
+    for k in range(columns.shape[0]):
+        j = columns[k]
         total = 0.0
         if is_dense:
             for i in range(dense.shape[0]):
@@ -119,18 +111,24 @@ def column_products(dense, is_dense, indptr, indices, data, u, out):
 
 
 @numba.njit(cache=True)
-def column_weighted_norms(dense, is_dense, indptr, indices, data, c, out):
-    r""":math:`\sum_i c_i x_{ij}^2` into ``out``."""
-    m = out.shape[0]
+def column_norms(dense, is_dense, indptr, indices, data, c, weighted, plain):
+    r""":math:`\sum_i c_i x_{ij}^2` into ``weighted``, :math:`\sum_i x_{ij}^2` into ``plain``."""
+    m = weighted.shape[0]
     for j in range(m):
         total = 0.0
+        squares = 0.0
         if is_dense:
             for i in range(dense.shape[0]):
-                total += c[i] * dense[i, j] * dense[i, j]
+                x2 = dense[i, j] * dense[i, j]
+                total += c[i] * x2
+                squares += x2
         else:
             for p in range(indptr[j], indptr[j + 1]):
-                total += c[indices[p]] * data[p] * data[p]
-        out[j] = total
+                x2 = data[p] * data[p]
+                total += c[indices[p]] * x2
+                squares += x2
+        weighted[j] = total
+        plain[j] = squares
 
 
 @numba.njit(cache=True)
@@ -301,14 +299,6 @@ def as_columns(X: Any) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.nda
         )
     dense = np.asfortranarray(X, dtype=np.float64)
     return dense, True, empty_i, empty_i, np.zeros(1)
-
-
-@numba.njit(cache=True)
-def _penalty(w, lam1, lam2):
-    total = 0.0
-    for j in range(w.shape[0]):
-        total += lam1 * abs(w[j]) + 0.5 * lam2 * w[j] * w[j]
-    return total
 
 
 @numba.njit(cache=True)
@@ -552,30 +542,19 @@ def logistic_dual_loss(q, c, p, v, keep_up, keep_down, scale):
 
 
 @numba.njit(cache=True)
-def loss_and_multipliers(kind, pieces, a, c, lo, hi, theta):
-    r""":math:`\sum_i c_i\ell(a_i)`; ``theta`` gets :math:`c_i\ell'(a_i)` clipped to the box."""
-    total = 0.0
-    for i in range(a.shape[0]):
-        ci = c[i]
-        if ci > 0.0:
-            value, d, _ = _all(kind, pieces, a[i])
-            total += ci * value
-            theta[i] = ci * min(max(d, lo), hi)
-        else:
-            theta[i] = 0.0
-    return total
+def split_products(dense, is_dense, indptr, indices, data, v, columns, positive, negative):
+    r""":math:`x_j^\top v_+` into ``positive[j]``, :math:`x_j^\top v_-` into ``negative[j]``.
 
-
-@numba.njit(cache=True)
-def split_products(dense, is_dense, indptr, indices, data, v, positive, negative):
-    r""":math:`X^\top v_+` into ``positive`` and :math:`X^\top v_-` into ``negative``."""
+    For :math:`j` in ``columns`` (the rest untouched).
+    """
     n = v.shape[0]
     up_part = np.empty(n)
     down_part = np.empty(n)
     for i in range(n):  # without a branch per entry (the signs of v are unpredictable)
         up_part[i] = max(v[i], 0.0)
         down_part[i] = min(v[i], 0.0)
-    for j in range(positive.shape[0]):
+    for k in range(columns.shape[0]):
+        j = columns[k]
         up = 0.0
         down = 0.0
         if is_dense:
