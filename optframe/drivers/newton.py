@@ -178,7 +178,7 @@ class PrimalNewton(Driver):
         status, iteration, gap, bound = Status.ITERATION_LIMIT, 0, math.inf, -math.inf
         cg_steps, step = 0, math.nan
         while True:
-            primal, bound = state.evaluate(tol)
+            primal, bound = state.evaluate(summed=False)
             gap = primal - bound
             record = IterationRecord(
                 iteration=iteration,
@@ -190,7 +190,7 @@ class PrimalNewton(Driver):
             history.append(record)
             if gap <= tol * problem.gap_scale(primal):
                 state.refresh()  # the arguments from scratch: no drift from the steps
-                primal, bound = state.evaluate(tol)
+                primal, bound = state.evaluate(summed=True)
                 gap = primal - bound
                 if gap <= tol * problem.gap_scale(primal):
                     status = Status.OPTIMAL
@@ -210,7 +210,7 @@ class PrimalNewton(Driver):
             step = state.line_search(direction)
             iteration += 1
             if step == 0.0:  # no decrease along a descent direction: rounding, gap still open
-                primal, bound = state.evaluate(tol)
+                primal, bound = state.evaluate(summed=True)
                 gap = primal - bound
                 status = Status.CONVERGED
                 break
@@ -275,13 +275,13 @@ class _Newton:
         """The loss arguments :math:`a = p + q(Xw + b)` from scratch."""
         self.a = self.p + self.q * (np.asarray(self.X @ self.w).reshape(-1) + self.b)
 
-    def evaluate(self, tol: float = 0.0) -> tuple[float, float]:
+    def evaluate(self, summed: bool = True) -> tuple[float, float]:
         r"""``(P, D)`` at the iterate; keeps the gradient and the curvature for the step.
 
-        Without an intercept :math:`D(\theta)` at :math:`\theta = c\,\ell'(a)` is
+        Without an intercept :math:`D(\theta)` at :math:`\theta = c\,\ell'(a)` equals
         :math:`P - \lVert\nabla P\rVert^2 / (2\lambda_2)` (Fenchel-Young's equality, see
-        :func:`_closing_norm`); it is summed term by term only where that leaves a relative gap
-        of at most ``tol``, the only place its rounding could matter.
+        :func:`_closing_norm`), which is returned unless ``summed``: the run sums the dual term
+        by term only to confirm a gap that this value closes.
         """
         problem, c, q, w = self.problem, self.c, self.q, self.w
         if self.logistic:
@@ -295,11 +295,9 @@ class _Newton:
         self.value = loss + 0.5 * self.lam * float(w @ w)
         self.gradient[:-1] = self.transposed_times(u) + self.lam * w
         self.gradient[-1] = float(u.sum()) if self.intercept else 0.0
-        if not self.intercept:
+        if not (self.intercept or summed):
             squared = float(self.gradient @ self.gradient)
-            predicted = self.value - 0.5 * squared / self.lam
-            if self.value - predicted > tol * problem.gap_scale(self.value):
-                return self.value, predicted
+            return self.value, self.value - 0.5 * squared / self.lam
         v = -u
         z = self.gradient[:-1] - self.lam * w  # X'u = -X'v
         if self.intercept:  # 1'v = 0: scale the larger side (optframe.duality.balance's rule)
