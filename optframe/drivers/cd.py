@@ -40,6 +40,9 @@ SCREEN_MARGIN = 1e-9
 STALL_ITERATIONS = 5
 #: Coordinate epochs on each proximal Newton step's second-order model (at most).
 MAX_MODEL_EPOCHS = 20
+#: The model's coordinate epochs stop when their largest move (times its curvature) is below
+#: this fraction of the step's subdifferential distance.
+MODEL_RATIO = 0.1
 
 
 @register_driver
@@ -420,7 +423,7 @@ class _State:
             ran, score, self.loss = core.run_prox_newton(
                 *self.columns, self.q, self.c, self.kind, self.pieces, self.lip,
                 problem.lam1, problem.lam2, ws, self.w, self.a, self.raw, self.hess, self.loss,
-                self.intercept, problem.fit_intercept, budget, MAX_MODEL_EPOCHS, tol,
+                self.intercept, problem.fit_intercept, budget, MAX_MODEL_EPOCHS, MODEL_RATIO, tol,
             )  # fmt: skip
             if ran:
                 self.exact = False

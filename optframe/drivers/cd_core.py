@@ -304,7 +304,7 @@ def as_columns(X: Any) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.nda
 @numba.njit(cache=True)
 def run_prox_newton(
     dense, is_dense, indptr, indices, data, q, c, kind, pieces, lip, lam1, lam2, ws, w, a, raw,
-    hess, loss, intercept, fit_intercept, budget, max_cd, tol,
+    hess, loss, intercept, fit_intercept, budget, max_cd, model_ratio, tol,
 ):  # fmt: skip
     r"""At most ``budget`` proximal Newton steps on the columns ``ws`` (newGLMNET, skglm).
 
@@ -385,7 +385,7 @@ def run_prox_newton(
             delta[k] = 0.0
         stored = 0.0  # sum_i h_i xd_i over the stored xd (without the intercept's shift)
         shift = -grad_b / hess_b if centered else 0.0  # delta_b, the model's best
-        inner_tol = 0.3 * score
+        inner_tol = model_ratio * score
         for _ in range(max_cd):
             largest = 0.0
             for k in range(size):
