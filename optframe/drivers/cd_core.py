@@ -328,6 +328,20 @@ def run_prox_newton(
     """
     n = a.shape[0]
     size = ws.shape[0]
+    # the working set's sparse columns side by side, with h_i x_ij beside x_ij (per step)
+    start = np.zeros(size + 1, dtype=np.int64)
+    if not is_dense:
+        for k in range(size):
+            start[k + 1] = start[k] + indptr[ws[k] + 1] - indptr[ws[k]]
+    rows = np.empty(start[size], dtype=indices.dtype)
+    values = np.empty(start[size])
+    weighted = np.empty(start[size])
+    if not is_dense:
+        for k in range(size):
+            first = indptr[ws[k]]
+            for r in range(start[k], start[k + 1]):
+                rows[r] = indices[first + r - start[k]]
+                values[r] = data[first + r - start[k]]
     xd = np.empty(n)
     trial_a = np.empty(n)
     trial_raw = np.empty(n)
@@ -359,12 +373,14 @@ def run_prox_newton(
                     hh += x * x * hess[i]
                     u += x * hess[i]
             else:
-                for p in range(indptr[j], indptr[j + 1]):
-                    i = indices[p]
-                    x = data[p]
+                for r in range(start[k], start[k + 1]):
+                    i = rows[r]
+                    x = values[r]
+                    hx = x * hess[i]
+                    weighted[r] = hx
                     g += x * raw[i]
-                    hh += x * x * hess[i]
-                    u += x * hess[i]
+                    hh += x * hx
+                    u += hx
             grads[k] = g
             hdiag[k] = max(hh, NEWTON_FLOOR * lip[j])
             cross[k] = u
@@ -400,9 +416,8 @@ def run_prox_newton(
                     for i in range(n):
                         g += dense[i, j] * hess[i] * xd[i]
                 else:
-                    for p in range(indptr[j], indptr[j + 1]):
-                        i = indices[p]
-                        g += data[p] * hess[i] * xd[i]
+                    for r in range(start[k], start[k + 1]):
+                        g += weighted[r] * xd[rows[r]]
                 old = w[j] + delta[k]
                 new = _prox(old, g, curvature, lam1, lam2)
                 if new != old:
@@ -413,8 +428,8 @@ def run_prox_newton(
                         for i in range(n):
                             xd[i] += dense[i, j] * step
                     else:
-                        for p in range(indptr[j], indptr[j + 1]):
-                            xd[indices[p]] += data[p] * step
+                        for r in range(start[k], start[k + 1]):
+                            xd[rows[r]] += values[r] * step
                     if centered:
                         stored += cross[k] * step
                         shift = -(grad_b + stored) / hess_b
