@@ -6,7 +6,9 @@ path), the logistic loss (``-s 0``), least squares, Huber, expectile and the smo
 dense or sparse, with sample weights and an unpenalized intercept. Each iteration solves the
 Newton system by preconditioned conjugate gradients, stopped by the quadratic model's decrease,
 and takes a backtracking line search (Galli and Lin 2021, the method of LIBLINEAR 2.40 and
-later). The stopping rule is optframe's duality gap, not the gradient's norm.
+later); near the end, for the logistic loss without intercept, by conjugate residuals, whose
+residual is the next gradient the gap squares. The stopping rule is optframe's duality gap, not
+the gradient's norm.
 """
 
 from __future__ import annotations
@@ -102,13 +104,13 @@ class PrimalNewton(Driver):
     Notes
     -----
     The time goes into :math:`X v` and :math:`X^\top u`: BLAS for dense data, for CSR rows
-    scipy's products and one compiled pass per Hessian product
-    (:mod:`optframe.drivers.newton_core`, compiled before the clock starts). Memory: the data
-    (with a Fortran-ordered copy of dense data in C order), its squared entries for sparse data,
-    and a few vectors of length n. History
-    extras: ``gap``, ``cg`` (its steps), ``step``, ``curved`` (rows with
-    :math:`\ell'' > 0`). ``Result.bound`` is the dual value at the last iterate;
-    :func:`optframe.solve` certifies the solution from the model.
+    scipy's :math:`X s` and compiled passes (the Hessian product, :math:`X^\top u`, the
+    preconditioner's diagonal, and the logistic loss with its derivatives in one pass:
+    :mod:`optframe.drivers.newton_core`, compiled before the clock starts). Memory: the data
+    (with a Fortran-ordered copy of dense data in C order) and a few vectors of length n.
+    History extras: ``gap``, ``cg`` (its steps, conjugate residuals included), ``step``,
+    ``curved`` (rows with :math:`\ell'' > 0`). ``Result.bound`` is the dual value at the last
+    iterate; :func:`optframe.solve` certifies the solution from the model.
 
     Examples
     --------
