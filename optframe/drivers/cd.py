@@ -260,7 +260,7 @@ class _State:
         self.last_ws = 0
         self.intercept_score = 0.0
         n = problem.n
-        self.raw, self.hess = np.empty(n), np.empty(n)
+        self.raw, self.hess, self.values = np.empty(n), np.empty(n), np.empty(n)
         self.a = np.empty(n)
         self.loss = math.nan
         self.exact = False  # whether a, raw, hess and loss are those of (w, b) from scratch
@@ -274,7 +274,7 @@ class _State:
             *self.columns, self.w, support, float(self.intercept[0]), self.p, self.q, self.a
         )  # fmt: skip
         self.loss = core.evaluate(
-            self.kind, self.pieces, self.a, self.c, self.q, self.raw, self.hess
+            self.kind, self.pieces, self.a, self.c, self.q, self.raw, self.hess, self.values
         )  # fmt: skip
         self.exact = self.fresh = True
 
@@ -309,7 +309,9 @@ class _State:
                 scale = lam1 / largest
                 z = z * scale
         if self.kind == core.LOGISTIC:  # the entropy's sum compiled (the structure's, in numba)
-            loss_part = core.logistic_dual_loss(q, self.c, self.p, v, keep_up, keep_down, scale)
+            loss_part = core.logistic_dual_loss(
+                q, self.c, self.p, v, self.a, self.values, keep_up, keep_down, scale
+            )
             return primal, loss_part - _excess(problem, z), z_raw, z
         if problem.fit_intercept:
             v = np.where(v > 0.0, v * keep_up, v * keep_down)
@@ -422,7 +424,8 @@ class _State:
             budget = min(chunk, max_steps - done)
             ran, score, self.loss = core.run_prox_newton(
                 *self.columns, self.q, self.c, self.kind, self.pieces, self.lip,
-                problem.lam1, problem.lam2, ws, self.w, self.a, self.raw, self.hess, self.loss,
+                problem.lam1, problem.lam2, ws, self.w, self.a, self.raw, self.hess, self.values,
+                self.loss,
                 self.intercept, problem.fit_intercept, budget, MAX_MODEL_EPOCHS, MODEL_RATIO, tol,
             )  # fmt: skip
             if ran:

@@ -304,11 +304,11 @@ def as_columns(X: Any) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.nda
 @numba.njit(cache=True)
 def run_prox_newton(
     dense, is_dense, indptr, indices, data, q, c, kind, pieces, lip, lam1, lam2, ws, w, a, raw,
-    hess, loss, intercept, fit_intercept, budget, max_cd, model_ratio, tol,
+    hess, values, loss, intercept, fit_intercept, budget, max_cd, model_ratio, tol,
 ):  # fmt: skip
     r"""At most ``budget`` proximal Newton steps on the columns ``ws`` (newGLMNET, skglm).
 
-    ``raw``, ``hess`` and ``loss`` must hold :func:`evaluate`'s values at :math:`a` on entry;
+    ``raw``, ``hess``, ``values`` and ``loss`` must hold :func:`evaluate`'s at :math:`a` on entry;
     they hold them at the last accepted point on return. Each step forms the loss's
     second-order model at :math:`a` (per sample, the gradient :math:`r_i = c_i q_i\ell'(a_i)`
     and curvature :math:`h_i = c_i\ell''(a_i)` in the fit; each column's curvature at least
@@ -334,18 +334,19 @@ def run_prox_newton(
         for k in range(size):
             start[k + 1] = start[k] + indptr[ws[k] + 1] - indptr[ws[k]]
     rows = np.empty(start[size], dtype=indices.dtype)
-    values = np.empty(start[size])
+    entries = np.empty(start[size])
     weighted = np.empty(start[size])
     if not is_dense:
         for k in range(size):
             first = indptr[ws[k]]
             for r in range(start[k], start[k + 1]):
                 rows[r] = indices[first + r - start[k]]
-                values[r] = data[first + r - start[k]]
+                entries[r] = data[first + r - start[k]]
     xd = np.empty(n)
     trial_a = np.empty(n)
     trial_raw = np.empty(n)
     trial_hess = np.empty(n)
+    trial_values = np.empty(n)
     grads = np.empty(size)
     hdiag = np.empty(size)
     cross = np.empty(size)
@@ -375,7 +376,7 @@ def run_prox_newton(
             else:
                 for r in range(start[k], start[k + 1]):
                     i = rows[r]
-                    x = values[r]
+                    x = entries[r]
                     hx = x * hess[i]
                     weighted[r] = hx
                     g += x * raw[i]
@@ -429,7 +430,7 @@ def run_prox_newton(
                             xd[i] += dense[i, j] * step
                     else:
                         for r in range(start[k], start[k + 1]):
-                            xd[rows[r]] += values[r] * step
+                            xd[rows[r]] += entries[r] * step
                     if centered:
                         stored += cross[k] * step
                         shift = -(grad_b + stored) / hess_b
@@ -458,9 +459,11 @@ def run_prox_newton(
                 if c[i] > 0.0:
                     value, d, h = _all(kind, pieces, ai)
                     trial += c[i] * value
+                    trial_values[i] = value
                     trial_raw[i] = c[i] * q[i] * d
                     trial_hess[i] = c[i] * h
                 else:
+                    trial_values[i] = 0.0
                     trial_raw[i] = 0.0
                     trial_hess[i] = 0.0
             pen_t = 0.0
@@ -482,17 +485,18 @@ def run_prox_newton(
             a[i] = trial_a[i]
             raw[i] = trial_raw[i]
             hess[i] = trial_hess[i]
+            values[i] = trial_values[i]
         loss = trial
         intercept[0] += t * shift
     return steps, score, loss
 
 
 @numba.njit(cache=True)
-def evaluate(kind, pieces, a, c, q, raw, hess):
-    r""":math:`\sum_i c_i\ell(a_i)`, with the derivative and curvature terms into arrays.
+def evaluate(kind, pieces, a, c, q, raw, hess, values):
+    r""":math:`\sum_i c_i\ell(a_i)`, with the terms of each sample into arrays.
 
-    ``raw`` gets :math:`c_i q_i\ell'(a_i)`, ``hess`` :math:`c_i\ell''(a_i)` (both 0 where
-    :math:`c_i = 0`).
+    ``raw`` gets :math:`c_i q_i\ell'(a_i)`, ``hess`` :math:`c_i\ell''(a_i)`, ``values``
+    :math:`\ell(a_i)` (all 0 where :math:`c_i = 0`).
     """
     total = 0.0
     for i in range(a.shape[0]):
@@ -502,9 +506,11 @@ def evaluate(kind, pieces, a, c, q, raw, hess):
             total += ci * value
             raw[i] = ci * q[i] * d
             hess[i] = ci * h
+            values[i] = value
         else:
             raw[i] = 0.0
             hess[i] = 0.0
+            values[i] = 0.0
     return total
 
 
@@ -534,23 +540,49 @@ def _xlogx(x):
 
 
 @numba.njit(cache=True)
-def logistic_dual_loss(q, c, p, v, keep_up, keep_down, scale):
+def logistic_dual_loss(q, c, p, v, a, values, keep_up, keep_down, scale):
     r"""The logistic dual's sample terms :math:`\sum_i (\theta_i p_i - c_i\ell^*(\theta_i/c_i))`.
 
     At :math:`\theta_i = -q_i f_i v_i`, :math:`f_i` = ``keep_up`` where :math:`v_i > 0`, else
-    ``keep_down``, times ``scale``.
-
-    :math:`\ell^*(\beta) = u\log u + (1 - u)\log(1 - u)`, :math:`u = -\beta` clipped into
-    [0, 1] (as :meth:`optframe.losses.Logistic.conjugate` on its domain).
+    ``keep_down``, times ``scale`` (so :math:`f_i \le 1`), with :math:`v_i = -q_i c_i
+    \ell'(a_i)` and ``values`` :math:`= \ell(a_i)`. The conjugate :math:`\ell^*(\beta) =
+    u\log u + (1 - u)\log(1 - u)`, :math:`u = -\beta = f_i\sigma(-a_i)`, needs no logarithm
+    per sample where :math:`a_i > 0`: :math:`\log\sigma(-a) = -(a + \ell(a))` and
+    :math:`1 - u = \sigma(a)(1 + \varepsilon)`, :math:`\varepsilon = (1 - f)e^{-a}`, so
+    :math:`\log(1 - u) = -\ell(a) + \log(1 + \varepsilon)`, and for :math:`\varepsilon \le
+    10^{-3}` the logarithm is replaced by :math:`\varepsilon - \varepsilon^2/2 +
+    \varepsilon^3/3`, which is above it: the conjugate can only be overstated, the dual value
+    understated (still a bound; by at most :math:`\varepsilon^4/4` per sample). Elsewhere it
+    is :meth:`optframe.losses.Logistic.conjugate`'s formula, with :math:`u` clipped into [0, 1].
     """
     linear = 0.0
     conjugate = 0.0
+    factor_up = keep_up * scale
+    factor_down = keep_down * scale
+    log_up = math.log(factor_up) if factor_up > 0.0 else -math.inf
+    log_down = math.log(factor_down) if factor_down > 0.0 else -math.inf
     for i in range(v.shape[0]):
         ci = c[i]
-        factor = keep_up if v[i] > 0.0 else keep_down
-        theta = -q[i] * v[i] * factor * scale
+        up = v[i] > 0.0
+        factor = factor_up if up else factor_down
+        theta = -q[i] * v[i] * factor
         linear += theta * p[i]
-        if ci > 0.0:
+        if not ci > 0.0:
+            continue
+        sigma = q[i] * v[i] / ci  # sigma(-a_i), in (0, 1) for an unclipped multiplier
+        ai = a[i]
+        if ai > 0.0 and 0.0 < sigma < 0.5 and factor > 0.0:
+            epsilon = (1.0 - factor) * sigma / (1.0 - sigma)  # (1 - f) e^{-a}
+            if epsilon <= 1e-3:
+                log_one_plus = epsilon * (1.0 - epsilon * (0.5 - epsilon / 3.0))
+            else:
+                log_one_plus = math.log1p(epsilon)
+            u = factor * sigma
+            log_factor = log_up if up else log_down
+            conjugate += ci * (
+                u * (log_factor - ai - values[i]) + (1.0 - u) * (log_one_plus - values[i])
+            )
+        else:
             u = min(max(-theta / ci, 0.0), 1.0)
             conjugate += ci * (_xlogx(u) + _xlogx(1.0 - u))
     return linear - conjugate

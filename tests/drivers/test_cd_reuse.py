@@ -140,3 +140,28 @@ def test_the_claim_rests_on_arguments_from_scratch(a1a, monkeypatch):
     primal, bound = scratch_bound(problem, w, float(result.solution["intercept"][0]))
     assert result.history[-1].objective == pytest.approx(primal, abs=1e-12 * abs(primal))
     assert result.history[-1].bound == pytest.approx(bound, abs=1e-12 * abs(primal))
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.0 - 1e-9, 1.0 - 1e-4, 0.9, 0.3, 0.0])
+def test_the_logistic_dual_terms_without_logarithms_match_the_conjugate(factor):
+    """The compiled logistic dual terms equal those of ``Logistic.conjugate`` (never above)."""
+    from optframe.drivers import cd_core
+
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.normal(0.0, 4.0, 400), [-40.0, -1e-3, 0.0, 1e-3, 40.0, 700.0]])
+    n = a.size
+    c = rng.uniform(0.1, 2.0, n)
+    q = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    p = np.zeros(n)
+    raw, hess, values = np.empty(n), np.empty(n), np.empty(n)
+    loss = cd_core.evaluate(cd_core.LOGISTIC, np.zeros((0, 3)), a, c, q, raw, hess, values)
+    assert loss == pytest.approx(float(c @ np.logaddexp(0.0, -a)), rel=1e-13)
+    v = np.empty(n)
+    cd_core.multipliers(q, c, raw, -1.0, 0.0, v)
+    for keep_up, keep_down in ((1.0, 1.0), (0.7, 1.0), (1.0, 0.7)):
+        got = cd_core.logistic_dual_loss(q, c, p, v, a, values, keep_up, keep_down, factor)
+        f = np.where(v > 0, keep_up, keep_down) * factor
+        theta = -q * v * f
+        want = float(theta @ p) - float(c @ Logistic().conjugate(theta / c))
+        assert got == pytest.approx(want, abs=1e-12 * float(c.sum()))
+        assert got <= want + 1e-13 * float(c.sum())
