@@ -274,3 +274,64 @@ def test_an_affine_atom_outside_the_walk_is_read_by_evaluations():
     assert result.stats["recognized"]["loss"] == "Absolute()"
     assert result.status is of.Status.OPTIMAL
     assert result.objective == pytest.approx(_reference(problem), rel=1e-6)
+
+
+@pytest.fixture
+def sampled_check(monkeypatch):
+    """The random-row comparison from 50 rows on, on 40 of them (N = 120 here)."""
+    monkeypatch.setattr(cvxpy_recognize, "SAMPLED_CHECK_FROM", 50)
+    monkeypatch.setattr(cvxpy_recognize, "SAMPLED_CHECK_ROWS", 40)
+
+
+def _sample_and_point(problem, recognition):
+    rng = np.random.default_rng(3)
+    values = {"w": rng.normal(size=M), "b": rng.normal(size=())}
+    return values, np.sort(rng.choice(N, 40, replace=False))
+
+
+@pytest.mark.parametrize(("name", "build", "loss"), FORMS, ids=[f[0] for f in FORMS])
+def test_the_sampled_comparison_agrees_on_every_form(name, build, loss, sampled_check):
+    problem, _, _ = _problem(build)
+    recognition = recognize(problem, _names(problem))
+    assert recognition.recognized, recognition.reason
+    values, rows = _sample_and_point(problem, recognition)
+    mismatch = cvxpy_recognize._sampled_mismatch(problem, recognition, values, rows)
+    assert mismatch <= 1e-10, (name, mismatch)
+
+
+def test_the_sampled_comparison_catches_a_model_wrong_on_some_rows(sampled_check):
+    X, y, _, _, _ = _data(4)
+    w = cp.Variable(M, name="w")
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.pos(1 - cp.multiply(y, X @ w)))
+                                     + 0.5 * cp.sum_squares(w)))  # fmt: skip
+    recognition = recognize(problem, _names(problem))
+    assert recognition.recognized, recognition.reason
+    values, rows = _sample_and_point(problem, recognition)
+    data = recognition.model.data
+    flipped = data.y.copy()
+    flipped[rows[::5]] *= -1.0  # a fifth of the sampled rows
+    wrong = cvxpy_recognize.Recognition(
+        recognition.model.with_data(of.data.Dataset(X=data.X, y=flipped)), "",
+        recognition.scale, recognition.offset, recognition.features, recognition.intercept,
+    )  # fmt: skip
+    assert cvxpy_recognize._sampled_mismatch(problem, wrong, values, rows) > 1e-6
+    with pytest.raises(cvxpy_recognize.NotRecognized, match="differs from the problem"):
+        cvxpy_recognize._check(problem, wrong)
+
+
+def test_a_tree_that_cannot_be_cut_is_compared_on_every_row(sampled_check, monkeypatch):
+    X, _, t, _, _ = _data(5)
+    w, b = cp.Variable(M, name="w"), cp.Variable(name="b")
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.abs(t - X @ w - b)) + cp.sum_squares(w)))
+
+    def uncuttable(expression, rows, n):
+        raise ValueError("an atom that cannot be cut")
+
+    monkeypatch.setattr(cvxpy_recognize, "_take_rows", uncuttable)
+    recognition = recognize(problem, _names(problem))
+    assert recognition.recognized, recognition.reason
+    values, rows = _sample_and_point(problem, recognition)
+    assert cvxpy_recognize._sampled_mismatch(problem, recognition, values, rows) == np.inf
+    recognition.offset += 1.0  # the full comparison still runs, and catches a wrong model
+    with pytest.raises(cvxpy_recognize.NotRecognized, match="differs from the problem"):
+        cvxpy_recognize._check(problem, recognition)
