@@ -485,8 +485,8 @@ def _conjugate_residuals(
     Hr = hessian_times(r)
     rHr = float(r @ Hr)
     p, Hp = r.copy(), Hr.copy()
-    quadratic, steps = 0.0, 1
-    for steps in range(1, min(stop.max_steps, g.size) + 1):
+    quadratic, steps, limit = 0.0, 1, min(stop.max_steps, g.size)
+    for steps in range(1, limit + 1):
         HpHp = float(Hp @ Hp)
         if rHr <= 1e-16 or HpHp <= 1e-300:
             break
@@ -497,7 +497,7 @@ def _conjugate_residuals(
         change = new_quadratic - quadratic
         if not (new_quadratic <= 0.0 and change <= 0.0):
             break
-        if stop.reached(steps, new_quadratic, change, r):
+        if stop.reached(steps, new_quadratic, change, r) or steps == limit:
             break
         quadratic = new_quadratic
         Hr = hessian_times(r)
