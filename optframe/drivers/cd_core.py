@@ -454,7 +454,15 @@ def run_prox_newton(
         for _ in range(30):
             trial = 0.0
             for i in range(n):
-                ai = a[i] + t * q[i] * (xd[i] + shift)
+                moved = xd[i] + shift
+                if moved == 0.0:  # a row no column of the step touches: its terms stay
+                    trial_a[i] = a[i]
+                    trial += c[i] * values[i]
+                    trial_values[i] = values[i]
+                    trial_raw[i] = raw[i]
+                    trial_hess[i] = hess[i]
+                    continue
+                ai = a[i] + t * q[i] * moved
                 trial_a[i] = ai
                 if c[i] > 0.0:
                     value, d, h = _all(kind, pieces, ai)
