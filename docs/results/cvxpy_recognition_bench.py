@@ -3,15 +3,18 @@
 Each problem is written as a user would write it in cvxpy and solved twice in one run, side by
 side: ``problem.solve(solver=cvxpy.CLARABEL)`` (cvxpy's canonicalization and Clarabel, default
 tolerances) and ``optframe.solve(problem)`` (recognized as an EmpiricalRisk, ``driver="auto"``).
-The second part times the recognition alone at 200,000 rows against the solve it precedes.
+The second part times the recognition alone at 200,000 rows (``--rows``, ``--features``)
+against the solve it precedes.
 
 Run from the project root with the data sets of ``OPTFRAME_DATA``::
 
-    python docs/results/cvxpy_recognition_bench.py            # prints a markdown table
+    python docs/results/cvxpy_recognition_bench.py            # prints the markdown tables
+    python docs/results/cvxpy_recognition_bench.py --cost-only --rows 1000000 --features 20
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -111,10 +114,12 @@ def recognition_cost(n: int = 200_000, m: int = 50) -> list[str]:
         "hinge + L2, intercept": cp.sum(cp.pos(1 - cp.multiply(y, X @ w + b)))
         + 0.5 * cp.sum_squares(w),
         "logistic + L2": cp.sum(cp.logistic(-cp.multiply(y, X @ w))) + 0.5 * cp.sum_squares(w),
+        "squared hinge + L2": cp.sum_squares(cp.pos(1 - cp.multiply(y, X @ w)))
+        + 0.5 * cp.sum_squares(w),
         "LAD, intercept": cp.sum(cp.abs(t - X @ w - b)),
     }
     rows = [
-        "| problem (200,000 x 50, dense) | recognition s | optframe.solve s | share |",
+        f"| problem ({n:,} x {m}, dense) | recognition s | optframe.solve s | share |",
         "|---|---:|---:|---:|",
     ]
     _ = from_cvxpy(cp.Problem(cp.Minimize(cases["LAD, intercept"]))).recognition  # imports
@@ -133,9 +138,14 @@ def recognition_cost(n: int = 200_000, m: int = 50) -> list[str]:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cost-only", action="store_true", help="only the recognition's cost")
+    parser.add_argument("--rows", type=int, default=200_000, help="rows of the cost's problems")
+    parser.add_argument("--features", type=int, default=50, help="features of the same")
+    args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}, {os.cpu_count()} cores", flush=True)
-    table = compare()
-    cost = recognition_cost()
+    table = [] if args.cost_only else compare()
+    cost = recognition_cost(args.rows, args.features)
     print(f"load average after: {os.getloadavg()}")
     print("\n".join(table))
     print()
