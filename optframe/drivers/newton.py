@@ -266,6 +266,7 @@ class _Newton:
                     f"PrimalNewton: warm_start must have shape ({m},); got {self.w.shape}"
                 )
         self.b = 0.0
+        self.slopes_at_a: tuple[float, NDArray, NDArray] | None = None
         self.refresh()
         self.curved = 0
         self.first_norms: dict[str, float] = {}  # the first gradient's, plain and preconditioned
@@ -276,6 +277,7 @@ class _Newton:
     def refresh(self) -> None:
         """The loss arguments :math:`a = p + q(Xw + b)` from scratch."""
         self.a = self.p + self.q * (np.asarray(self.X @ self.w).reshape(-1) + self.b)
+        self.slopes_at_a = None
 
     def evaluate(self, summed: bool = True) -> tuple[float, float]:
         r"""``(P, D)`` at the iterate; keeps the gradient and the curvature for the step.
@@ -286,7 +288,10 @@ class _Newton:
         by term only to confirm a gap that this value closes.
         """
         problem, c, q, w = self.problem, self.c, self.q, self.w
-        if self.logistic:
+        if self.slopes_at_a is not None:  # the line search's accepted trial
+            loss, u, self.curvature = self.slopes_at_a
+            self.slopes_at_a = None
+        elif self.logistic:
             u = np.empty_like(self.a)
             loss = core.logistic_slopes(self.a, c, q, u, self.curvature)
         else:
@@ -388,7 +393,11 @@ class _Newton:
         return 1.0 / ((1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * diagonal)
 
     def line_search(self, s: NDArray[np.float64]) -> float:
-        """Halve the step from 1 until Armijo's decrease holds; update the iterate (0: none)."""
+        """Halve the step from 1 until Armijo's decrease holds; update the iterate (0: none).
+
+        A logistic trial is evaluated with its derivatives (one pass, one exponential per
+        sample); the accepted trial's are what :meth:`evaluate` takes next.
+        """
         moved = self.q * (np.asarray(self.X @ s[:-1]).reshape(-1) + s[-1])
         w, sw = self.w, s[:-1]
         wTw, wTs, sTs = float(w @ w), float(w @ sw), float(sw @ sw)
@@ -397,15 +406,18 @@ class _Newton:
             return 0.0
         step = 1.0
         for _ in range(MAX_HALVINGS):
+            trial = self.a + step * moved
             if self.logistic:
-                loss = core.logistic_value(self.a, moved, step, self.c)
+                u, curvature = np.empty_like(trial), np.empty_like(trial)
+                loss = core.logistic_slopes(trial, self.c, self.q, u, curvature)
             else:
-                loss = float(self.c @ self.loss.value(self.a + step * moved))
+                loss = float(self.c @ self.loss.value(trial))
             value = loss + 0.5 * self.lam * (wTw + 2.0 * step * wTs + step * step * sTs)
             if value - self.value <= ARMIJO * step * slope:
                 self.w = w + step * sw
                 self.b += step * float(s[-1])
-                self.a = self.a + step * moved
+                self.a = trial
+                self.slopes_at_a = (loss, u, curvature) if self.logistic else None
                 return step
             step *= 0.5
         return 0.0

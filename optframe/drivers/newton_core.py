@@ -94,16 +94,6 @@ def logistic_slopes(a, costs, slope, u, curvature):
     return total
 
 
-@numba.njit(cache=True, nogil=True)
-def logistic_value(a, moved, step, costs):
-    r""":math:`\sum_i c_i\ell(a_i + \mathrm{step}\cdot m_i)` for the logistic loss."""
-    total = 0.0
-    for i in range(a.shape[0]):
-        z = a[i] + step * moved[i]
-        total += costs[i] * (max(-z, 0.0) + math.log1p(math.exp(-abs(z))))
-    return total
-
-
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernels above on tiny arrays."""
     indptr = np.array([0, 1], dtype=np.uint64)
@@ -113,4 +103,3 @@ def warm_up() -> None:
     squares_times(indptr, indices, one, one, out)
     transposed_times(indptr, indices, one, one, out)
     logistic_slopes(one, one, one, one.copy(), one.copy())
-    logistic_value(one, one, 1.0, one)
