@@ -244,8 +244,8 @@ def dual_point(
                                max(0.0, size * scale - pen.l1), "||X'v||_inf - rho_1"))  # fmt: skip
     terms = _loss_term_dict(model, v)
     penalty = pen.conjugate(z)
+    value = sum(terms.values()) - penalty  # loss_part's value: the conjugate once, not twice
     terms["-P*(X'v)"] = -penalty
-    value = loss_part(model, v) - penalty
     return Certificate(value, _point(model, v), tuple(done), terms, statement, origin)
 
 
