@@ -381,10 +381,9 @@ class _State:
         """Remove the features the Gap Safe sphere proves zero; their :math:`w_j` becomes 0."""
         if not math.isfinite(gap) or gap < 0.0:
             return
-        radius = np.sqrt(2.0 * gap * self.lip)
         threshold = self.problem.lam1 * (1.0 - SCREEN_MARGIN)
-        out = self.active & (np.abs(z_hat) + radius < threshold)
-        if not out.any():
+        out = np.zeros(self.problem.m, dtype=np.bool_)
+        if not core.sphere_test(z_hat, self.lip, gap, threshold, self.kept, out):
             return
         moved = out & (self.w != 0.0)
         self.w[out] = 0.0
@@ -396,29 +395,24 @@ class _State:
 
     def scores(self, z_raw: NDArray[np.float64]) -> NDArray[np.float64]:
         r"""The distance of :math:`-\nabla_j` to the penalty's subdifferential, per feature."""
-        lam1, lam2 = self.problem.lam1, self.problem.lam2
-        g = -z_raw  # the gradient of the loss term
-        w = self.w
-        at_zero = np.maximum(np.abs(g) - lam1, 0.0)
-        off = np.abs(g + lam1 * np.sign(w) + lam2 * w)
-        out = np.where(w == 0.0, at_zero, off)
-        out[~self.active] = 0.0
+        out = np.zeros(self.problem.m)
+        core.subdifferential_distances(
+            z_raw, self.w, self.problem.lam1, self.problem.lam2, self.kept, out
+        )  # fmt: skip
         return out
 
     def working_set(self, scores: NDArray[np.float64], start: int, use: bool) -> NDArray[np.int64]:
         """The support and the top-scored features (all active features without working sets)."""
-        candidates = np.flatnonzero(self.active)
+        kept = self.kept
         if not use:
-            self.last_ws = candidates.size
-            return candidates.astype(np.int64)
-        support = self.active & (self.w != 0.0)
-        size = min(max(start, 2 * int(support.sum())), candidates.size)
-        priority = scores.copy()
+            self.last_ws = kept.size
+            return kept
+        support = self.w[kept] != 0.0
+        size = min(max(start, 2 * int(support.sum())), kept.size)
+        priority = scores[kept]
         priority[support] = np.inf
-        priority[~self.active] = -1.0
-        full = size >= candidates.size
-        top = candidates if full else np.argpartition(-priority, size - 1)[:size]
-        ws = np.sort(top[priority[top] >= 0.0]).astype(np.int64)
+        top = kept if size >= kept.size else kept[np.argpartition(-priority, size - 1)[:size]]
+        ws = np.sort(top)
         self.last_ws = ws.size
         return ws
 

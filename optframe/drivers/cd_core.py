@@ -641,3 +641,37 @@ def fit_argument(dense, is_dense, indptr, indices, data, w, support, b, p, q, a)
                 f[indices[r]] += data[r] * wj
     for i in range(n):
         a[i] = p[i] + q[i] * f[i]
+
+
+@numba.njit(cache=True)
+def sphere_test(z_hat, lip, gap, threshold, columns, out):
+    r"""Gap Safe's sphere test over ``columns``; returns whether any feature passed.
+
+    ``out[j]`` is set when :math:`\lvert z_j\rvert + \sqrt{2 G L_j} <` ``threshold``.
+    """
+    found = False
+    for k in range(columns.shape[0]):
+        j = columns[k]
+        if abs(z_hat[j]) + math.sqrt(2.0 * gap * lip[j]) < threshold:
+            out[j] = True
+            found = True
+    return found
+
+
+@numba.njit(cache=True)
+def subdifferential_distances(z_raw, w, lam1, lam2, columns, out):
+    r"""The working-set scores: ``out[j]`` for :math:`j` in ``columns``.
+
+    The distance of :math:`-\nabla_j = z_j` to :math:`\partial(\lambda_1\lvert w_j\rvert +
+    \tfrac{\lambda_2}2 w_j^2)`.
+    """
+    for k in range(columns.shape[0]):
+        j = columns[k]
+        g = -z_raw[j]
+        wj = w[j]
+        if wj == 0.0:
+            out[j] = max(abs(g) - lam1, 0.0)
+        elif wj > 0.0:
+            out[j] = abs(g + lam1 + lam2 * wj)
+        else:
+            out[j] = abs(g - lam1 + lam2 * wj)
