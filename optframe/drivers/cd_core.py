@@ -555,7 +555,7 @@ def logistic_dual_loss(q, c, p, v, a, values, keep_up, keep_down, scale):
     ``keep_down``, times ``scale`` (so :math:`f_i \le 1`), with :math:`v_i = -q_i c_i
     \ell'(a_i)` and ``values`` :math:`= \ell(a_i)`. The conjugate :math:`\ell^*(\beta) =
     u\log u + (1 - u)\log(1 - u)`, :math:`u = -\beta = f_i\sigma(-a_i)`, needs no logarithm
-    per sample where :math:`a_i > 0`: :math:`\log\sigma(-a) = -(a + \ell(a))` and
+    per sample where :math:`\sigma(-a_i) < 0.999`: :math:`\log\sigma(-a) = -(a + \ell(a))` and
     :math:`1 - u = \sigma(a)(1 + \varepsilon)`, :math:`\varepsilon = (1 - f)e^{-a}`, so
     :math:`\log(1 - u) = -\ell(a) + \log(1 + \varepsilon)`, and for :math:`\varepsilon \le
     10^{-3}` the logarithm is replaced by :math:`\varepsilon - \varepsilon^2/2 +
@@ -579,7 +579,7 @@ def logistic_dual_loss(q, c, p, v, a, values, keep_up, keep_down, scale):
             continue
         sigma = q[i] * v[i] / ci  # sigma(-a_i), in (0, 1) for an unclipped multiplier
         ai = a[i]
-        if ai > 0.0 and 0.0 < sigma < 0.5 and factor > 0.0:
+        if 0.0 < sigma < 0.999 and factor > 0.0:  # sigma(a) = 1 - sigma known to 1e-13
             epsilon = (1.0 - factor) * sigma / (1.0 - sigma)  # (1 - f) e^{-a}
             if epsilon <= 1e-3:
                 log_one_plus = epsilon * (1.0 - epsilon * (0.5 - epsilon / 3.0))
