@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from optframe import row_blocks
-from optframe.certificate import DEFAULT_GAP_TOL, Certificate, RepairStep
+from optframe.certificate import DEFAULT_GAP_TOL, Certificate, RepairStep, enough_gap
 from optframe.duality import (
     balance,
     equality_residuals,
@@ -390,7 +390,7 @@ def kernel_certificate(model: EmpiricalRisk, solution: Any) -> Certificate:
     f, _ = model._fit(solution)  # cached: K v_solution / l2
     objective = model.objective(solution)
     scale = model.gap_scale(objective, None)
-    enough = objective - 1e-12 * scale
+    enough = objective - enough_gap(1e-12) * scale
     worth = objective - PASS_WORTH * scale  # a new kernel pass only below this
     own = None
     candidates = []

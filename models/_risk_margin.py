@@ -55,7 +55,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from optframe.capabilities import SimplexQP
-from optframe.certificate import Certificate, RepairStep
+from optframe.certificate import Certificate, RepairStep, enough_gap
 
 from ._common import root_of_increasing, scalar, vector
 from ._risk_dual import box_distance, loss_part
@@ -303,7 +303,7 @@ def margin_certificate(model: EmpiricalRisk, solution: Any) -> Certificate:
     enough = math.inf  # a first candidate that closes the gap ends the search
     if len(candidates) > 1:
         objective = model.objective(solution)
-        enough = objective - 1e-12 * model.gap_scale(objective, None)
+        enough = objective - enough_gap(1e-12) * model.gap_scale(objective, None)
     statement = margin_statement(model)
     for candidate in candidates:
         origin = "the solution's own multipliers"

@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from optframe.capabilities import PiecewiseLinearSampleLoss, Structure
+from optframe.certificate import enough_gap
 from optframe.data import Dataset
 from optframe.data.dask import DaskDataset, rows_text
 from optframe.duality import solve_normal
@@ -391,14 +392,15 @@ class ChunkedEmpiricalRisk(Model):
         subgradient at :math:`(w, b)` with the samples near a kink filled by least squares
         (:class:`~optframe.models._risk_chunks.KinkFill`), at the tightest kink tolerance of
         ``KINK_TOLERANCES`` when the solution has its dual variable, else at each in turn; the
-        largest value, the search stopping at one within ``CLOSED`` of the objective. Each is
-        made feasible as the module's docstring says, so weak duality makes the value a bound
-        whatever produced it.
+        largest value, the search stopping at one within ``CLOSED`` of the objective (a tenth of
+        the proving gap inside :func:`optframe.solve`, :func:`optframe.certificate.enough_gap`).
+        Each is made feasible as the module's docstring says, so weak duality makes the value a
+        bound whatever produced it.
         """
         loss = self.chunk_loss
         params = loss.params(solution)
         objective = self.objective(solution)
-        enough = objective - CLOSED * self.gap_scale(objective, None)
+        enough = objective - enough_gap(CLOSED) * self.gap_scale(objective, None)
         key, chunks = self.dual_key, self.data.n_chunks
         candidates = []
         if key in solution:

@@ -21,7 +21,7 @@ from optframe.capabilities import (
     SimplexQP,
     Structure,
 )
-from optframe.certificate import Certificate, RepairStep
+from optframe.certificate import Certificate, RepairStep, enough_gap
 from optframe.data import Dataset
 from optframe.data.aggregate import aggregate_samples
 from optframe.data.dask import DaskDataset
@@ -987,7 +987,9 @@ class EmpiricalRisk(Model):
         when present, and the loss's subgradient at :math:`(w, b)` with the samples near a kink
         filled by least squares, for each kink tolerance in ``KINK_TOLERANCES`` (an exact
         solution needs a tight one, a perturbed one a loose one; with ``"alpha"`` only the
-        tightest). The search stops at a candidate within ``CLOSED`` of the objective. Each is
+        tightest). The search stops at a candidate within ``CLOSED`` of the objective (within a
+        tenth of the gap that proves optimality when :func:`optframe.solve` certifies a result:
+        :func:`optframe.certificate.enough_gap`). Each is
         made feasible exactly
         (clipped into :math:`c_i\operatorname{dom}\ell^*`, :math:`\sum_i v_i = 0` by scaling one
         side, the lasso's :math:`\lVert X^\top v\rVert_\infty \le 1` by scaling,
@@ -1022,7 +1024,8 @@ class EmpiricalRisk(Model):
         w, b = vector(solution, "w", self.name), scalar(solution, "intercept")
         a = self.argument(w, b)  # the loss arguments: once for every candidate
         objective = self._penalty.value(w) + float(self.costs @ self._losses.value(a))
-        enough = objective - CLOSED * self.gap_scale(objective, None)  # no candidate does better
+        # a candidate within this of the objective ends the search (optframe.certificate.enough_gap)
+        enough = objective - enough_gap(CLOSED) * self.gap_scale(objective, None)
         # with the solver's multipliers, the subgradient at the tightest tolerance backs them up;
         # without, every tolerance is tried (a perturbed point needs a loose one)
         # a differentiable loss has one multiplier per sample: every tolerance gives the same

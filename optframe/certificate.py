@@ -39,9 +39,11 @@ has no bound.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +56,7 @@ from optframe.result import Result, Status, relative_gap
 if TYPE_CHECKING:
     from optframe.model import Model
 
-__all__ = ["Certificate", "RepairStep", "certify"]
+__all__ = ["Certificate", "RepairStep", "certify", "enough_gap"]
 
 
 @dataclass(frozen=True)
@@ -388,7 +390,8 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
         elif claimed is Status.TIME_LIMIT and "certificate_skipped" in stats:
             pass  # the driver's time limit has no room left for the model's dual bound
         else:
-            certificate = _own_certificate(model, result, stats)
+            with _enough_within(ENOUGH_FRACTION * gap_tol):
+                certificate = _own_certificate(model, result, stats)
             bound = None if certificate is None else certificate.value
         if bound is not None:
             bound = min(bound, objective)  # weak duality; anything above is rounding
@@ -412,6 +415,37 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
         timings=replace(result.timings, total=result.timings.total + seconds),
         certificate=certificate,
     )
+
+
+#: The fraction of the gap that proves optimality within which a model's certificate may stop
+#: looking for a better dual point, while :func:`certify` evaluates it
+#: (:func:`enough_gap`): a tenth.
+ENOUGH_FRACTION = 0.1
+_ENOUGH: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "optframe_certificate_enough", default=None
+)
+
+
+@contextlib.contextmanager
+def _enough_within(gap: float) -> Iterator[None]:
+    token = _ENOUGH.set(gap)
+    try:
+        yield
+    finally:
+        _ENOUGH.reset(token)
+
+
+def enough_gap(tightest: float) -> float:
+    """The relative gap at which a model's search over dual candidates may stop.
+
+    ``tightest`` (the model's own, for a call of ``dual_bound`` outside a solve); while
+    :func:`certify` evaluates the model's certificate, a tenth of the gap that proves optimality
+    when that is larger: a candidate there already proves the result, and the next candidates
+    (each a few passes over the data) only tighten a bound that is already enough. Every
+    candidate is a valid bound, so the choice changes how tight the bound is, never its validity.
+    """
+    wanted = _ENOUGH.get()
+    return tightest if wanted is None else max(tightest, wanted)
 
 
 def _own_certificate(model: Model, result: Result, stats: dict[str, Any]) -> Certificate | None:
