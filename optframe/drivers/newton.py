@@ -6,8 +6,8 @@ path), the logistic loss (``-s 0``), least squares, Huber, expectile and the smo
 dense or sparse, with sample weights and an unpenalized intercept. Each iteration solves the
 Newton system by preconditioned conjugate gradients, stopped by the quadratic model's decrease,
 and takes a backtracking line search (Galli and Lin 2021, the method of LIBLINEAR 2.40 and
-later); near the end, for the logistic loss without intercept, by conjugate residuals, whose
-residual is the next gradient the gap squares. The stopping rule is optframe's duality gap, not
+later); near the end, for the logistic loss, by conjugate residuals, whose residual is the
+next gradient the gap squares. The stopping rule is optframe's duality gap, not
 the gradient's norm.
 """
 
@@ -44,8 +44,8 @@ PRECONDITIONER_MIX = 0.01
 #: / 218, logistic 221 / 215 / 288, smoothed hinge 297 / 233 / 452; ijcnn1 57 / 55 / 58 and 42
 #: / 36 / 42; 0.25 took twice the Newton iterations on a9a).
 FORCING_EXPONENT = 0.75
-#: Once the gradient's norm is within this factor of the norm that closes the gap, the Newton
-#: system is solved by conjugate residuals without preconditioner (see :func:`_enough`).
+#: Once the gradient's norm is within this factor of the norm that closes the gap, the logistic
+#: loss's Newton systems are solved by conjugate residuals (see :func:`_closing_norm`).
 RESIDUALS_FROM = 100.0
 #: Conjugate residuals stop at this fraction of the gradient norm that closes the gap.
 RESIDUAL_ENOUGH = 0.9
@@ -81,10 +81,11 @@ class PrimalNewton(Driver):
        the kinks of :math:`\ell'`) applied as two products with the rows of nonzero curvature,
        stopping when the quadratic model's last decrease times the step count falls below
        ``cg_tol`` times its value (at most the gradient's norm relative to the first one to
-       the power 3/4: tighter as the iterate converges); without an intercept, once the gradient
-       is within a factor 100 of the norm that closes the gap, by conjugate residuals without
-       preconditioner instead, which make :math:`\lVert H s + g\rVert_2` (about the next
-       gradient, whose square is the next gap) least, and also stop once it closes the gap;
+       the power 3/4: tighter as the iterate converges); for the logistic loss, once the
+       gradient is within a factor 100 of the norm that closes the gap without an intercept,
+       by conjugate residuals without preconditioner instead, which make
+       :math:`\lVert H s + g\rVert_2` (about the next gradient, whose square is the next gap)
+       least; without an intercept both also stop once that residual closes the gap;
     3. takes the largest step :math:`2^{-k}` with Armijo's decrease (:math:`X s` is computed
        once: each trial is a pass over the loss arguments).
 
@@ -228,17 +229,16 @@ class PrimalNewton(Driver):
 
 
 def _closing_norm(problem: ElasticNetSmoothLoss, tol: float, primal: float) -> float:
-    r"""The gradient norm at which the gap closes, or 0 (no such rule: with an intercept).
+    r"""The gradient norm at which the gap closes without an intercept.
 
     Without an intercept the gap at :math:`w` is exactly
     :math:`\lVert\nabla_w P(w)\rVert^2 / (2\lambda_2)` (Fenchel-Young at
     :math:`\theta = c\,\ell'(a)`), so it closes at :math:`\lVert\nabla P\rVert \le
     \sqrt{2\lambda_2\,\mathrm{tol}\cdot\mathrm{scale}}`. With an intercept the balance of
-    :math:`\mathbf 1^\top v = 0` adds to the gap, and the rule cost the smoothed hinge on a9a
-    217 Newton iterations instead of 16: not used there.
+    :math:`\mathbf 1^\top v = 0` adds to the gap: the norm then only says when to switch to
+    conjugate residuals, and no Krylov method stops at it (as a stop it cost the smoothed hinge
+    on a9a 217 Newton iterations instead of 16).
     """
-    if problem.fit_intercept:
-        return 0.0
     return math.sqrt(2.0 * problem.lam2 * tol * problem.gap_scale(primal))
 
 
@@ -333,8 +333,9 @@ class _Newton:
         :data:`RESIDUALS_FROM` of ``closing`` (the gradient norm that closes the gap), conjugate
         residuals without preconditioner, which minimize :math:`\lVert H s + g\rVert_2` over the
         same Krylov space: after a full step that residual is about the next gradient, whose
-        squared norm over :math:`2\lambda_2` is the next gap; they also stop once it is below
-        :data:`RESIDUAL_ENOUGH` times ``closing``. Past ``deadline`` (a ``perf_counter`` time)
+        squared norm over :math:`2\lambda_2` is the next gap without an intercept; then they
+        also stop once it is below :data:`RESIDUAL_ENOUGH` times ``closing`` (CG at
+        :data:`GRADIENT_ENOUGH` times it). Past ``deadline`` (a ``perf_counter`` time)
         the method stops with the direction it has, a descent direction from its first step on.
         """
         rows = np.flatnonzero(self.curvature > 0)
@@ -362,15 +363,16 @@ class _Newton:
         g = self.gradient
         norm = float(np.linalg.norm(g))
         self.first_norms.setdefault("plain", norm)
+        stopping = 0.0 if intercept else closing  # the residual that closes the gap, if known
         if self.logistic and closing > 0.0 and norm <= RESIDUALS_FROM * closing:
             relative = norm / max(self.first_norms["plain"], 1e-300)
-            stop = _Stop(max_cg, _forcing(cg_tol, relative), RESIDUAL_ENOUGH * closing, deadline)
+            stop = _Stop(max_cg, _forcing(cg_tol, relative), RESIDUAL_ENOUGH * stopping, deadline)
             s, steps = _conjugate_residuals(hessian_times, g, stop)
         else:
             inverse = self._preconditioner()
             scaled = math.sqrt(max(float(g @ (g * inverse)), 0.0))  # the norm CG reduces
             relative = scaled / max(self.first_norms.setdefault("scaled", scaled), 1e-300)
-            stop = _Stop(max_cg, _forcing(cg_tol, relative), GRADIENT_ENOUGH * closing, deadline)
+            stop = _Stop(max_cg, _forcing(cg_tol, relative), GRADIENT_ENOUGH * stopping, deadline)
             s, steps = _conjugate_gradients(hessian_times, g, inverse, stop)
         if not intercept:
             s[-1] = 0.0

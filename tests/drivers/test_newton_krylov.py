@@ -126,9 +126,12 @@ def test_the_dual_from_fenchel_young_is_the_summed_dual(a1a, loss):
         np.testing.assert_allclose(state.gradient, gradient, rtol=1e-9, atol=1e-9)
 
 
-def test_a_logistic_run_takes_residual_steps_and_matches_direct(a1a, monkeypatch):
+@pytest.mark.parametrize("intercept", [False, True], ids=["no_b", "b"])
+def test_a_logistic_run_takes_residual_steps_and_matches_direct(a1a, monkeypatch, intercept):
     X, y = a1a
-    model = EmpiricalRisk(Dataset(X=X, y=y), Logistic(), penalty=L2(), C=0.5, fit_intercept=False)
+    model = EmpiricalRisk(
+        Dataset(X=X, y=y), Logistic(), penalty=L2(), C=0.5, fit_intercept=intercept
+    )
     calls = []
     original = newton_module._conjugate_residuals
 
