@@ -203,8 +203,10 @@ class CoordinateDescent(Driver):
             outer += 1
         solved = time.perf_counter()
         solution = problem.recover(state.w.copy(), float(state.intercept[0]))
+        # at OPTIMAL the last gap's primal is P at the solution (nothing moved w since)
+        objective = primal if status is Status.OPTIMAL else None
         return driver_result(
-            self, model, status, solution,
+            self, model, status, solution, objective=objective,
             bound=bound, iterations=outer, history=history,
             timings=clock_timings(start, built, solved, compile_seconds=compiled),
             stats={"epochs": epochs_total, "screened": state.screened,
