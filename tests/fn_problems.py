@@ -1,4 +1,4 @@
-"""Random problems for the fn back-end's tests (shared by its QP and compiled-path tests)."""
+"""Random problems for the fn back-end's tests (its LP, QP and compiled-path tests)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,34 @@ def separable_qp(seed: int, rows: int = 5, cols: int = 60, density: float = 1.0)
         "matrix",
         problem,
         ProblemClass.QP,
+        variables={"x": slice(0, cols)},
+        constraints={"rows": slice(0, rows)},
+    )
+
+
+def box_lp(seed: int, rows: int = 6, cols: int = 80, density: float = 1.0) -> Formulation:
+    """A random feasible LP with equality rows, boxes (some negative, some fixed columns)."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(rows, cols, density=density, random_state=seed, data_rvs=rng.standard_normal)
+    A = sp.csc_array(A)
+    lower = rng.uniform(-2.0, 0.0, cols)
+    upper = lower + rng.uniform(0.5, 3.0, cols)
+    upper[:3] = lower[:3]  # fixed columns
+    inside = lower + rng.uniform(0.2, 0.8, cols) * (upper - lower)
+    b = np.asarray(A @ inside)
+    problem = MatrixProblem(
+        c=rng.standard_normal(cols),
+        A=A,
+        row_lower=b,
+        row_upper=b.copy(),
+        lower=lower,
+        upper=upper,
+        offset=1.5,
+    )
+    return Formulation(
+        "matrix",
+        problem,
+        ProblemClass.LP,
         variables={"x": slice(0, cols)},
         constraints={"rows": slice(0, rows)},
     )

@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fn_problems import box_lp
 
 import optframe as of
 from optframe.backend import SolveOptions
@@ -18,7 +19,7 @@ from optframe.data import Dataset
 from optframe.drivers import AggregateDisaggregate, Direct
 from optframe.errors import IncompatibleBackend
 from optframe.losses import Pinball
-from optframe.model import Formulation, MatrixProblem, ProblemClass
+from optframe.model import Formulation
 from optframe.models import EmpiricalRisk, LADRegression, SemiSupervisedSVM
 from optframe.registry import resolve_backend
 from optframe.result import Status
@@ -26,34 +27,6 @@ from optframe.solvers import fn
 from optframe.solvers._fn_core import Stop
 from optframe.solvers.fn import FnMatrixBackend
 from optframe.solvers.highs import HighsMatrixBackend
-
-
-def box_lp(seed: int, rows: int = 6, cols: int = 80, density: float = 1.0) -> Formulation:
-    """A random feasible LP with equality rows, boxes (some negative, some fixed columns)."""
-    rng = np.random.default_rng(seed)
-    A = sp.random(rows, cols, density=density, random_state=seed, data_rvs=rng.standard_normal)
-    A = sp.csc_array(A)
-    lower = rng.uniform(-2.0, 0.0, cols)
-    upper = lower + rng.uniform(0.5, 3.0, cols)
-    upper[:3] = lower[:3]  # fixed columns
-    inside = lower + rng.uniform(0.2, 0.8, cols) * (upper - lower)
-    b = np.asarray(A @ inside)
-    problem = MatrixProblem(
-        c=rng.standard_normal(cols),
-        A=A,
-        row_lower=b,
-        row_upper=b.copy(),
-        lower=lower,
-        upper=upper,
-        offset=1.5,
-    )
-    return Formulation(
-        "matrix",
-        problem,
-        ProblemClass.LP,
-        variables={"x": slice(0, cols)},
-        constraints={"rows": slice(0, rows)},
-    )
 
 
 def lagrangian_value(formulation: Formulation, y: np.ndarray) -> float:

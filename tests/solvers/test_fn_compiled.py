@@ -12,30 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from fn_problems import separable_qp
+from fn_problems import box_lp, separable_qp
 
 from optframe.backend import SolveOptions
 from optframe.data import Dataset
 from optframe.losses import Hinge
-from optframe.model import Formulation, MatrixProblem, ProblemClass
+from optframe.model import Formulation
 from optframe.models import EmpiricalRisk
 from optframe.penalties import L2
 from optframe.solvers import _fn_core
 from optframe.solvers._fn_vectors import ColumnWork
 from optframe.solvers.fn import FnMatrixBackend, _box_lp
-
-
-def box_lp(seed: int, rows: int = 6, cols: int = 80) -> Formulation:
-    """A random feasible LP with every column boxed (the LAD dual's shape)."""
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((rows, cols))
-    upper = rng.uniform(0.5, 2.0, cols)
-    b = A @ (0.4 * upper)
-    problem = MatrixProblem(c=rng.standard_normal(cols), A=sp.csc_array(A), row_lower=b,
-                            row_upper=b.copy(), lower=np.zeros(cols), upper=upper)  # fmt: skip
-    return Formulation("matrix", problem, ProblemClass.LP, variables={"x": slice(0, cols)},
-                       constraints={"rows": slice(0, rows)})  # fmt: skip
 
 
 def ridge_dual(seed: int) -> Formulation:
