@@ -134,7 +134,9 @@ def hessian_cells():
     curved = rows.astype(np.uint64)
 
     def compiled():
-        newton_core.hessian_product(indptr, indices, data, curved, curvature, d, False, 1.0, out)
+        newton_core.hessian_product(
+            indptr, indices, data, curved, curvature, d, False, 1.0, 1.0, out
+        )
 
     def two_products():
         Xr = X[rows]  # the copy of the curved rows the products would need

@@ -341,13 +341,16 @@ class _Newton:
         rows = np.flatnonzero(self.curvature > 0)
         self.curved = int(rows.size)
         lam, intercept, d = self.lam, self.intercept, self.curvature
+        damping = self._damping()
         if self.sparse:  # one pass over the curved rows (newton_core)
             indptr, indices, data = self.csr
             curved = rows.astype(np.uint64)
 
             def hessian_times(s: NDArray[np.float64]) -> NDArray[np.float64]:
                 out = np.empty_like(s)
-                core.hessian_product(indptr, indices, data, curved, d, s, intercept, lam, out)
+                core.hessian_product(
+                    indptr, indices, data, curved, d, s, intercept, lam, damping, out
+                )
                 return out
 
         else:
@@ -357,7 +360,7 @@ class _Newton:
                 fitted = d * (X @ s[:-1] + s[-1])
                 out = np.empty_like(s)
                 out[:-1] = X.T @ fitted + lam * s[:-1]
-                out[-1] = float(fitted.sum()) + lam * s[-1] if intercept else 0.0
+                out[-1] = float(fitted.sum()) + damping * s[-1] if intercept else 0.0
                 return out
 
         g = self.gradient
@@ -378,6 +381,19 @@ class _Newton:
             s[-1] = 0.0
         return s, steps
 
+    def _damping(self) -> float:
+        r"""What the intercept's diagonal entry of :math:`H` gets in place of a penalty.
+
+        :math:`\lambda_2` for the ReHU losses: where no sample has curvature (Huber's residuals
+        all in its linear arms, every margin beyond the squared hinge's) the intercept's row of
+        H is 0 and the Newton step along :math:`b` unbounded. Nothing for the logistic loss,
+        whose curvature is positive at every sample: there the damping made the step inexact
+        where the intercept is nearly a combination of the columns (a9a's one-hot groups each
+        sum to 1; columns far from 0), and Newton's convergence linear: on a9a 13 to 16
+        iterations against 7, on two columns centred at 100 the iteration limit against 2.
+        """
+        return 0.0 if self.logistic else self.lam
+
     def _preconditioner(self) -> NDArray[np.float64]:
         r"""The inverse of :math:`(1 - \alpha) + \alpha\operatorname{diag}(H)` (LIBLINEAR's)."""
         d = self.curvature
@@ -388,10 +404,7 @@ class _Newton:
         else:
             diagonal[:-1] = np.einsum("ij,ij,i->j", self.X, self.X, d)
         diagonal[:-1] += self.lam
-        # the intercept's curvature damped by lambda_2, as w's is penalized: with every sample
-        # where l'' = 0 (Huber's linear arms, beyond the squared hinge's margin) its row of H is 0
-        # and the Newton step along b unbounded
-        diagonal[-1] = float(d.sum()) + self.lam if self.intercept else 1.0
+        diagonal[-1] = float(d.sum()) + self._damping() if self.intercept else 1.0
         return 1.0 / ((1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * diagonal)
 
     def line_search(self, s: NDArray[np.float64]) -> float:

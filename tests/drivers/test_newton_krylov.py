@@ -168,3 +168,18 @@ def test_a_wrong_dual_point_never_certifies_more_than_the_optimum(a1a):
         perturbed = {"w": 1.05 * w, "intercept": np.zeros(1), "alpha": wrong}
         objective, bound = model.objective(perturbed), model.dual_bound(perturbed)
         assert (objective - bound) / model.gap_scale(objective, bound) > 1e-6
+
+
+def test_the_logistic_intercept_is_not_damped():
+    """Columns centred at 100: the intercept nearly one of them. A damped intercept (as for the
+    ReHU losses) made Newton linear and hit the iteration limit; undamped it takes a few steps."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100.0, size=(100, 2))
+    y = np.where(rng.randint(0, 2, 100) > 0, 1.0, -1.0)
+    model = EmpiricalRisk(Dataset(X=X, y=y), Logistic(), penalty=L2(), C=1.0)
+    result = of.solve(model, PrimalNewton())
+    ref = reference(model)
+    assert result.status is ref.status is of.Status.OPTIMAL
+    assert result.iterations <= 20
+    assert result.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert result.bound <= ref.objective + 1e-9 * ref.objective
