@@ -8,7 +8,8 @@ that a change in the machine's load falls on all of them alike:
 * ``optframe newton``: ``of.solve(model, PrimalNewton())``, the model built inside the timing,
   optframe's certificate (relative gap 1e-6) included;
 * ``optframe newton at <rev>`` with ``--before <rev>``: the driver of that git revision (its
-  ``newton.py``, with the present kernels and model), for a before-and-after in one run;
+  ``newton.py`` and ``newton_core.py``, with the present model), for a before-and-after in one
+  run;
 * ``liblinear -s 0``: ``LogisticRegression(solver="liblinear", fit_intercept=False, tol=1e-4)``,
   scikit-learn's default path for this model (its trust-region Newton method).
 
@@ -45,16 +46,33 @@ from optframe.losses import Logistic  # noqa: E402
 from optframe.models import EmpiricalRisk  # noqa: E402
 
 
+def _source_at(revision: str, path: str) -> str:
+    """The text of ``path`` at git ``revision``."""
+    return subprocess.run(
+        ["git", "show", f"{revision}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _module(name: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(source, name, "exec"), vars(module))
+    return module
+
+
 def driver_at(revision: str) -> type:
-    """``PrimalNewton`` as ``optframe/drivers/newton.py`` was at ``revision`` (not registered)."""
-    source = subprocess.run(
-        ["git", "show", f"{revision}:optframe/drivers/newton.py"],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    module = types.ModuleType(f"newton_at_{revision}")
-    sys.modules[module.__name__] = module
-    exec(compile(source.replace("@register_driver\n", ""), module.__name__, "exec"), vars(module))
-    return module.PrimalNewton
+    """``PrimalNewton`` as ``newton.py`` and ``newton_core.py`` were at ``revision``.
+
+    Not registered; its kernels compiled in this process (numba's cache needs a file).
+    """
+    core = _source_at(revision, "optframe/drivers/newton_core.py")
+    _module(f"newton_core_at_{revision}", core.replace("cache=True", "cache=False"))
+    source = _source_at(revision, "optframe/drivers/newton.py")
+    source = source.replace("@register_driver\n", "").replace(
+        "from optframe.drivers import newton_core as core",
+        f"import newton_core_at_{revision} as core",
+    )
+    return _module(f"newton_at_{revision}", source).PrimalNewton
 
 
 def methods(X, y, C, before):
