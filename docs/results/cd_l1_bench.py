@@ -19,10 +19,12 @@ The methods are
   solver="liblinear")``, ``LinearSVC(penalty="l1", loss="squared_hinge", dual=False)``.
 
 Each peer runs at tolerances 1e-4, 1e-6, 1e-8 and 1e-10 (``max_iter`` high enough that
-the tolerance stops it); the table gives the fastest run whose objective is within 1e-6
-(relative) of the best, with its tolerance. Times are medians of ``--repeats`` rounds after a
-warm-up (numba kernels compiled before any timing); each round runs every method once. Every
-thread pool is limited to one thread. Run from the repository root::
+the tolerance stops it; liblinear with ``random_state=0``: with a random coordinate order, an
+occasional run on reuters at 1e-10 took minutes); the table gives the fastest run whose
+objective is within 1e-6 (relative) of the best, with its tolerance. Times are medians of
+``--repeats`` rounds after a warm-up (numba kernels compiled before any timing); each round
+runs every method once. Every thread pool is limited to one thread. Run from the repository
+root::
 
     export OPTFRAME_DATA=../shared/datasets
     .venv/bin/python docs/results/cd_l1_bench.py --repeats 3 --auto \
@@ -144,11 +146,12 @@ def peers(loss: str, penalty: str, alpha: float, intercept: bool) -> dict[str, C
             tol=tol,
             max_iter=100_000,
             fit_intercept=False,
+            random_state=0,  # liblinear's coordinate order is random: some take minutes
         )  # C_sklearn = 1 / (n alpha) * n: liblinear sums the loss; rescaled in fit_peer
     if loss == "sqhinge" and not intercept:
         out["sklearn LinearSVC L1"] = lambda tol: LinearSVC(
             penalty="l1", loss="squared_hinge", dual=False, C=1.0 / alpha, tol=tol,
-            max_iter=100_000, fit_intercept=False,
+            max_iter=100_000, fit_intercept=False, random_state=0,
         )  # fmt: skip
     if loss == "huber":
         from skglm.datafits import Huber as HuberFit
