@@ -33,16 +33,16 @@ In order, the first rule that applies:
    Direct on Clarabel from 100 to 10,000 rows of a9a); with the ridge alone:
    :class:`~optframe.drivers.PrimalNewton` (1.5x to 100x faster than Direct from 1,000
    rows; below, at most 1.6x slower, by milliseconds; ``docs/results/newton.md``), unless the
-   next two rules take it first (a margin loss without intercept below
-   :data:`NEWTON_MIN_SAMPLES` rows, or with more features than rows for the squared or
-   smoothed hinge: DCD's steps are cheaper there); when Newton stops without a proof, Direct
-   runs after it (``Choice.unproven``);
+   next rule takes it first (a margin loss with quadratic pieces without intercept below
+   :data:`NEWTON_MIN_SAMPLES` rows, or with more features than rows: DCD's steps are cheaper
+   there; the logistic loss stays with Newton at every size); when Newton stops without a
+   proof, Direct runs after it (``Choice.unproven``);
 8. a linear model offering ``PiecewiseBoxDual`` but no ``LinearBoxDual`` (a margin loss with
    quadratic pieces: the squared or smoothed hinge, no intercept) with at least
    :data:`DCD_PIECES_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD`;
 9. a linear model offering ``EntropyBoxDual`` (L2-regularized logistic regression without
-   intercept, or with the intercept as a constant feature) with at least
-   :data:`DCD_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD` (Yu, Huang and Lin's
+   intercept, or with the intercept as a constant feature) but not taken by rule 7, with at
+   least :data:`DCD_MIN_SAMPLES` samples: :class:`~optframe.drivers.DCD` (Yu, Huang and Lin's
    Newton steps);
 10. a linear model with a convex piecewise-linear loss and the ridge (a QP) whose dual form is
    the ``fn`` back-end's shape (a separable QP: boxed multipliers and the free columns
@@ -102,10 +102,10 @@ DCD_MIN_SAMPLES, DCD_MAX_SAMPLES = 2_000, 100_000
 #: residual losses (Huber, expectile) DCD was 5x to 10x faster on 564_fried at every size but
 #: 0.2x to 0.4x Direct on houses and cpusmall at 8,000 rows (standardized), so no rule for them.
 DCD_PIECES_MIN_SAMPLES = 300
-#: Rows from which PrimalNewton takes a margin loss without intercept before DCD (a9a, its bias
-#: as a feature: at 10,000 rows Newton 0.37x DCD's time on the squared hinge, 1.0x on the
-#: smoothed hinge, 1.4x on the logistic loss; at 32,561 rows 0.19x, 0.30x and 0.66x; w8a's
-#: 49,749 rows 0.25x and 0.46x; news20's 15,935, logistic, 0.40x).
+#: Rows from which PrimalNewton takes a margin loss with quadratic pieces without intercept
+#: before DCD (a9a, its bias as a feature: at 10,000 rows Newton 0.37x DCD's time on the
+#: squared hinge, 1.0x on the smoothed hinge; at 32,561 rows 0.19x and 0.30x; w8a's 49,749
+#: rows 0.25x). The logistic loss goes to Newton at every size (:func:`_dcd_first`).
 NEWTON_MIN_SAMPLES = 10_000
 #: Samples from which Direct on ``fn`` takes the dual LP of a piecewise-linear loss: on LAD the
 #: fastest path measured from 1,000 rows, up to 1,000,000 x 10 and 50,000 x 50 (10x Direct on
@@ -205,9 +205,11 @@ def _fn_takes_ridge_dual(model: Model, n: int) -> bool:
 def _dcd_first(model: Model, n: int) -> bool:
     """Whether DCD's rules take a ridge model with a smooth loss before PrimalNewton.
 
-    A margin loss without intercept (its box dual over the pieces, or the logistic loss's
-    entropy dual) below :data:`NEWTON_MIN_SAMPLES` rows, or with more features than rows for
-    the pieces (news20's 15,935 x 62,061, squared hinge: DCD 6.6 s, Newton 11.3 s).
+    A margin loss with quadratic pieces without intercept (its box dual over the pieces) below
+    :data:`NEWTON_MIN_SAMPLES` rows, or with more features than rows (news20's 15,935 x
+    62,061, squared hinge: DCD 6.6 s, Newton 11.3 s). Not the logistic loss: since Newton's
+    conjugate residuals it is faster than DCD on the entropy dual at every size measured
+    (a9a's and ijcnn1's first 1,000 to 30,000 rows, no intercept: 0.39x to 0.96x DCD's time).
     """
     pieces = model.offers_structure(PiecewiseBoxDual) and getattr(
         getattr(model, "loss", None), "is_classification", False
@@ -216,7 +218,7 @@ def _dcd_first(model: Model, n: int) -> bool:
         data = getattr(model, "data", None)
         wide = data is not None and int(data.n_features) > n
         return n < NEWTON_MIN_SAMPLES or wide
-    return DCD_MIN_SAMPLES <= n < NEWTON_MIN_SAMPLES and model.offers_structure(EntropyBoxDual)
+    return False
 
 
 def _linear_choice(model: Model, n: int, solver_options: bool) -> Choice | None:
