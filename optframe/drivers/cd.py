@@ -336,48 +336,59 @@ class _State:
         return primal, problem.dual_value(-q * (v * scale), z), z_raw, z
 
     def _products(
-        self, v: NDArray[np.float64], keep_up: float, keep_down: float, skip: bool = True
+        self, v: NDArray[np.float64], keep_up: float, keep_down: float
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         r"""``(X'v, X'v_bal)``, :math:`v_{bal}` with its sides scaled by ``keep_up``, ``keep_down``.
 
-        Screened columns are skipped when a bound proves them harmless: with :math:`z^0 =
+        Screened columns are skipped where a bound proves them harmless: with :math:`z^0 =
         X^\top v^0_{bal}` from the last pass over every column, :math:`\lvert x_j^\top
         v_{bal}\rvert \le \lvert z^0_j\rvert + \lVert x_j\rVert\,\lVert v_{bal} -
-        v^0_{bal}\rVert` (Cauchy-Schwarz); when that is at most :math:`\lambda_1` (and for the
-        lasso at most the largest kept :math:`\lvert z_j\rvert`), the screened features change
-        neither the lasso's scaling nor the elastic net's penalty term, and their entries are
-        left 0. Otherwise every column is multiplied and :math:`(v^0_{bal}, z^0)` renewed.
+        v^0_{bal}\rVert` (Cauchy-Schwarz). A screened column whose bound is at most
+        :math:`\lambda_1` (and for the lasso at most the largest kept :math:`\lvert z_j\rvert`)
+        changes neither the lasso's scaling nor the elastic net's penalty term, and its entry is
+        left 0; the others are multiplied (every column, and :math:`(v^0_{bal}, z^0)` renewed,
+        when they are more than half the screened ones).
         """
         problem = self.problem
-        m = problem.m
         balanced = v
         if problem.fit_intercept:
             balanced = np.where(v > 0.0, v * keep_up, v * keep_down)
-        skip = skip and self.screened > 0 and self.reference is not None
-        columns = self.kept if skip else self.every
-        z_raw, z = np.zeros(m), np.zeros(m)
-        if problem.fit_intercept:
+        skip = self.screened > 0 and self.reference is not None
+        z_raw, z = self._multiply(v, keep_up, keep_down, self.kept if skip else self.every)
+        if not skip:
+            self.reference = (balanced.copy(), z.copy())
+            return z_raw, z
+        assert self.reference is not None
+        base, products = self.reference
+        drift = float(np.linalg.norm(balanced - base))
+        out = np.flatnonzero(~self.active)
+        limit = problem.lam1
+        if problem.lam2 == 0.0:
+            limit = max(limit, float(np.max(np.abs(z), initial=0.0)))
+        bounds = np.abs(products[out]) + self.norms[out] * drift
+        doubtful = out[bounds * (1.0 + SCREEN_MARGIN) > limit]
+        if doubtful.size == 0:
+            return z_raw, z
+        if 2 * doubtful.size > out.size:
+            z_raw, z = self._multiply(v, keep_up, keep_down, self.every)
+            self.reference = (balanced.copy(), z.copy())
+            return z_raw, z
+        more_raw, more = self._multiply(v, keep_up, keep_down, doubtful)
+        z_raw[doubtful], z[doubtful] = more_raw[doubtful], more[doubtful]
+        return z_raw, z
+
+    def _multiply(
+        self, v: NDArray[np.float64], keep_up: float, keep_down: float, columns: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(X'v, X'v_bal)`` on ``columns``, 0 elsewhere."""
+        m = self.problem.m
+        if self.problem.fit_intercept:
             z_pos, z_neg = np.zeros(m), np.zeros(m)
             core.split_products(*self.columns, v, columns, z_pos, z_neg)
-            z_raw = z_pos + z_neg
-            z = z_pos * keep_up + z_neg * keep_down
-        else:
-            core.column_products(*self.columns, v, columns, z_raw)
-            z = z_raw
-        if skip:
-            assert self.reference is not None
-            base, products = self.reference
-            drift = float(np.linalg.norm(balanced - base))
-            out = ~self.active
-            largest = float(np.max(np.abs(products[out]) + self.norms[out] * drift))
-            limit = problem.lam1
-            if problem.lam2 == 0.0:
-                limit = max(limit, float(np.max(np.abs(z), initial=0.0)))
-            if largest * (1.0 + SCREEN_MARGIN) <= limit:
-                return z_raw, z
-            return self._products(v, keep_up, keep_down, skip=False)
-        self.reference = (balanced.copy(), z.copy())
-        return z_raw, z
+            return z_pos + z_neg, z_pos * keep_up + z_neg * keep_down
+        z_raw = np.zeros(m)
+        core.column_products(*self.columns, v, columns, z_raw)
+        return z_raw, z_raw
 
     def screen(self, z_hat: NDArray[np.float64], gap: float) -> None:
         """Remove the features the Gap Safe sphere proves zero; their :math:`w_j` becomes 0."""

@@ -120,6 +120,41 @@ def test_a_bound_that_fails_multiplies_every_column(a1a):
     assert bound == pytest.approx(want_bound, abs=1e-10 * abs(want_primal))
 
 
+@pytest.mark.parametrize("case", ["logistic-l1", "logistic-l1-intercept", "logistic-enet"])
+def test_only_the_doubtful_screened_columns_are_multiplied(a1a, case):
+    """A screened column whose bound fails is multiplied alone; the gap equals the one from
+    scratch, and the reference stays."""
+    loss, penalty, intercept = CASES[case]
+    X, y = a1a
+    model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=penalty, C=0.3,
+                          fit_intercept=intercept)  # fmt: skip
+    problem = model.structure(ElasticNetSmoothLoss)
+    state = cd_driver._State(problem, None)
+    iterate(state, 6, lambda primal, bound: None)
+    out = np.flatnonzero(~state.active & (state.norms > 0))
+    assert out.size >= 3
+    state.norms[out[0]] *= 1e6  # its bound can no longer hold
+    multiplied = []
+    honest = cd_driver.core.column_products if not intercept else cd_driver.core.split_products
+
+    def counting(*args):
+        multiplied.append(np.array(args[6]))
+        return honest(*args)
+
+    name = "split_products" if intercept else "column_products"
+    before = state.reference
+    try:
+        setattr(cd_driver.core, name, counting)
+        primal, bound, _, _ = state.gap()
+    finally:
+        setattr(cd_driver.core, name, honest)
+    assert state.reference is before
+    assert any(list(columns) == [out[0]] for columns in multiplied)
+    want_primal, want_bound = scratch_bound(problem, state.w, float(state.intercept[0]))
+    assert primal == pytest.approx(want_primal, abs=1e-10 * abs(want_primal))
+    assert bound == pytest.approx(want_bound, abs=1e-10 * abs(want_primal))
+
+
 @pytest.mark.parametrize("case", ["logistic-l1-intercept", "least_squares-enet-intercept"])
 def test_the_drift_of_the_kept_arguments_is_bounded(a1a, case):
     """``P`` from the kept loss arguments plus :meth:`drift` is never below ``P`` from scratch."""
