@@ -58,14 +58,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-import numba
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ._fn_sparse import upper_normal_matrix
-from ._fn_vectors import Blocks, ColumnWork
+from ._fn_vectors import ColumnWork
 
 Matrix = NDArray[np.float64] | sp.csr_array
 Stop = Literal["optimal", "iteration_limit", "time_limit", "numerical"]
@@ -273,17 +272,12 @@ def _start(
     return x, y, barriers.keep_lower(z + shift), barriers.keep_upper(w + shift)
 
 
-def _factor(
-    lp: BoxLP, normal: Callable[[NDArray], NDArray] | None = None
-) -> Callable[[NDArray], Callable[[NDArray], NDArray]]:
-    """``theta -> solve`` for ``A diag(theta) A'``, regularized when it is numerically singular.
-
-    ``normal``: ``theta -> A diag(theta) A'`` (upper triangle) other than ``lp``'s own.
-    """
+def _factor(lp: BoxLP) -> Callable[[NDArray], Callable[[NDArray], NDArray]]:
+    """``theta -> solve`` for ``A diag(theta) A'``, regularized when it is numerically singular."""
     work = np.empty((lp.A.shape[0], min(lp.A.shape[1], NORMAL_BLOCK))) if lp.dense else None
 
     def factor(theta: NDArray[np.float64]) -> Callable[[NDArray], NDArray]:
-        M = lp.normal_matrix(theta, work) if normal is None else normal(theta)
+        M = lp.normal_matrix(theta, work)
         diagonal = np.diag(M).copy()
         try:
             chol = la.cho_factor(M, lower=False, overwrite_a=False, check_finite=False)
@@ -348,11 +342,7 @@ def frisch_newton(
         return Iterate(u * 0.5, zero, math.nan, -math.inf, math.inf, 0, "numerical", str(exc))
     stopping = _Stopping(lp, tol, row_scale, max_iter, deadline, polish_from, log)
     if lp.c.size >= COMPILED_FROM:
-        blocks = Blocks(lp.c.size, NORMAL_BLOCK, numba.get_num_threads())
-        try:
-            return _iterate_compiled(lp, blocks, barriers, (x, y, z, w), stopping, backoff)
-        finally:
-            blocks.close()
+        return _iterate_compiled(lp, factor, barriers, (x, y, z, w), stopping, backoff)
     return _iterate(lp, factor, barriers, (x, y, z, w), stopping, backoff)
 
 
@@ -453,70 +443,22 @@ def _iterate(
         w = w + min(ad, 1.0) * dw
 
 
-class _BlockProducts:
-    """``A v``, ``A' y`` and ``A diag(theta) A'`` by blocks of columns (dense ``A``).
-
-    Each block is one BLAS call on views; the partial sums are added in the blocks' order. A
-    sparse ``A`` keeps its own products (:class:`BoxLP`).
-    """
-
-    def __init__(self, lp: BoxLP, blocks: Blocks) -> None:
-        self.lp, self.blocks = lp, blocks
-
-    def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        if not self.lp.dense:
-            return self.lp.times(v)
-        A = self.lp.A
-        parts = self.blocks.map(lambda lo, hi: A[:, lo:hi] @ v[lo:hi])
-        return _in_order(parts)
-
-    def transpose_times(self, y: NDArray[np.float64]) -> NDArray[np.float64]:
-        if not self.lp.dense:
-            return self.lp.transpose_times(y)
-        A = self.lp.A
-        out = np.empty(A.shape[1])
-        self.blocks.map(lambda lo, hi: np.dot(A[:, lo:hi].T, y, out=out[lo:hi]))
-        return out
-
-    def normal_matrix(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
-        if not self.lp.dense:
-            return self.lp.normal_matrix(theta)
-        A, root = self.lp.A, np.sqrt(theta)
-
-        def block(lo: int, hi: int) -> NDArray[np.float64]:
-            # C-ordered (m, k): its .T is Fortran-ordered, as BLAS wants it
-            return la.blas.dsyrk(1.0, (A[:, lo:hi] * root[lo:hi]).T, trans=1, lower=0)
-
-        return _in_order(self.blocks.map(block))
-
-
-def _in_order(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-    total = np.array(parts[0], dtype=np.float64)
-    for part in parts[1:]:
-        total += part
-    return total
-
-
 def _iterate_compiled(
-    lp: BoxLP, blocks: Blocks, barriers: _Barriers, start: tuple, stopping: _Stopping,
+    lp: BoxLP, factor: Callable, barriers: _Barriers, start: tuple, stopping: _Stopping,
     backoff: float,
 ) -> Iterate:  # fmt: skip
-    """The same iteration as :func:`_iterate`, its column work in compiled passes by blocks.
+    """The same iteration as :func:`_iterate`, its column work in compiled passes.
 
-    (:mod:`._fn_vectors`: one loop per phase over buffers allocated once, and the products with
-    a dense ``A``, each by blocks of :data:`NORMAL_BLOCK` columns over the solve's threads, in
-    a fixed order; the step lengths are computed the same way, ``backoff`` times the longest
-    step, at most 1.)
+    (:mod:`._fn_vectors`: one loop per phase over buffers allocated once; the step lengths
+    are computed the same way, ``backoff`` times the longest step, at most 1.)
     """
     x, y, z, w = (np.array(v, dtype=np.float64) for v in start)
-    work = ColumnWork(lp.c, lp.h, lp.u, barriers.lower, barriers.upper, blocks)
-    products = _BlockProducts(lp, blocks)
-    factor = _factor(lp, products.normal_matrix)
+    work = ColumnWork(lp.c, lp.h, lp.u, barriers.lower, barriers.upper)
     pairs = barriers.count
     iteration = 0
-    aty = products.transpose_times(y)
+    aty = lp.transpose_times(y)
     while True:
-        rp = lp.b - products.times(x)
+        rp = lp.b - lp.times(x)
         objective, box_min, complementarity = work.measure(x, aty, z, w)
         bound = float(lp.b @ y) + box_min
         residual = float(np.max(np.abs(rp), initial=0.0))
@@ -530,12 +472,12 @@ def _iterate_compiled(
         except (la.LinAlgError, ValueError) as exc:
             note = f"the normal matrix could not be factored ({exc})"
             return Iterate(x, y, objective, bound, residual, iteration, "numerical", note)
-        dy = solve(rp + products.times(work.rhs(False, 0.0, z, w)))
-        ap, ad = work.direction(products.transpose_times(dy), z, w)
+        dy = solve(rp + lp.times(work.rhs(False, 0.0, z, w)))
+        ap, ad = work.direction(lp.transpose_times(dy), z, w)
         gap_aff = work.affine_gap(z, w, ap, ad)
         sigma = (gap_aff / (pairs * mu)) ** 3 if mu > 0 else 0.0
-        dy = solve(rp + products.times(work.rhs(True, sigma * mu, z, w)))
-        aty_dy = products.transpose_times(dy)
+        dy = solve(rp + lp.times(work.rhs(True, sigma * mu, z, w)))
+        aty_dy = lp.transpose_times(dy)
         ap, ad = work.direction(aty_dy, z, w)
         ap, ad = min(backoff * ap, 1.0), min(backoff * ad, 1.0)
         work.advance(x, z, w, ap, ad)

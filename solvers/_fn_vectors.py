@@ -19,15 +19,10 @@ not; there the distance is 1 and the multiplier 0, as in the numpy path.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
-
-T = TypeVar("T")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -150,38 +145,12 @@ def advance(
         w[j] += dual * dw[j]
 
 
-class Blocks:
-    """The columns in blocks of ``size``, worked on by ``threads`` threads, results in order.
-
-    A block's work is a compiled kernel (``nogil``) or a BLAS product on views of the arrays,
-    so the threads run at once; the partial results are combined in the blocks' order, so the
-    iteration does not depend on the number of threads. One pool for the whole solve.
-    """
-
-    def __init__(self, n: int, size: int, threads: int) -> None:
-        self.bounds = [(lo, min(n, lo + size)) for lo in range(0, n, size)]
-        workers = min(threads, len(self.bounds))
-        self.pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
-
-    def map(self, work: Callable[[int, int], T]) -> list[T]:
-        """``work(lo, hi)`` for every block, in the blocks' order."""
-        if self.pool is None:
-            return [work(lo, hi) for lo, hi in self.bounds]
-        return list(self.pool.map(lambda bound: work(*bound), self.bounds))
-
-    def close(self) -> None:
-        """Stop the pool's threads."""
-        if self.pool is not None:
-            self.pool.shutdown()
-
-
 class ColumnWork:
-    """Buffers for one solve, and the compiled phases of an iteration over them, by blocks."""
+    """Buffers for one solve, and the compiled phases of an iteration over them."""
 
     def __init__(self, c: NDArray, h: NDArray | None, u: NDArray, lower: NDArray | None,
-                 upper: NDArray | None, blocks: Blocks) -> None:  # fmt: skip
+                 upper: NDArray | None) -> None:  # fmt: skip
         n = c.size
-        self.blocks = blocks
         self.c = np.ascontiguousarray(c, dtype=np.float64)
         self.h = np.zeros(n) if h is None else np.ascontiguousarray(h, dtype=np.float64)
         self.u = np.ascontiguousarray(u, dtype=np.float64)
@@ -193,64 +162,35 @@ class ColumnWork:
 
     def measure(self, x: NDArray, aty: NDArray, z: NDArray, w: NDArray) -> tuple:
         """``(objective, box minimum, complementarity)``; fills ``xl, s, rd, theta``."""
-
-        def block(lo: int, hi: int) -> tuple[float, float, float]:
-            b = slice(lo, hi)
-            return measure(x[b], self.c[b], self.h[b], self.u[b], self.lower[b], self.upper[b],
-                           aty[b], z[b], w[b], self.xl[b], self.s[b], self.rd[b],
-                           self.theta[b])  # fmt: skip
-
-        parts = self.blocks.map(block)
-        return tuple(math.fsum(part[k] for part in parts) for k in range(3))
+        return measure(x, self.c, self.h, self.u, self.lower, self.upper, aty, z, w,
+                       self.xl, self.s, self.rd, self.theta)  # fmt: skip
 
     def rhs(self, corrector: bool, target: float, z: NDArray, w: NDArray) -> NDArray:
         """Fill the targets and ``q``; return ``theta q`` (the predictor's direction is kept)."""
-
-        def block(lo: int, hi: int) -> None:
-            b = slice(lo, hi)
-            newton_rhs(corrector, target, self.xl[b], self.s[b], z[b], w[b], self.lower[b],
-                       self.upper[b], self.rd[b], self.theta[b], self.dx[b], self.dz[b],
-                       self.dw[b], self.rxz[b], self.rsw[b], self.q[b], self.tq[b])  # fmt: skip
-
-        self.blocks.map(block)
+        newton_rhs(corrector, target, self.xl, self.s, z, w, self.lower, self.upper, self.rd,
+                   self.theta, self.dx, self.dz, self.dw, self.rxz, self.rsw, self.q,
+                   self.tq)  # fmt: skip
         return self.tq
 
     def direction(self, aty_dy: NDArray, z: NDArray, w: NDArray) -> tuple[float, float]:
         """Fill ``dx, dz, dw``; return the longest primal and dual steps <= 1."""
-
-        def block(lo: int, hi: int) -> tuple[float, float]:
-            b = slice(lo, hi)
-            return newton_rest(aty_dy[b], self.q[b], self.theta[b], self.rxz[b], self.rsw[b],
-                               self.xl[b], self.s[b], z[b], w[b], self.lower[b], self.upper[b],
-                               self.dx[b], self.dz[b], self.dw[b])  # fmt: skip
-
-        parts = self.blocks.map(block)
-        return min(part[0] for part in parts), min(part[1] for part in parts)
+        return newton_rest(aty_dy, self.q, self.theta, self.rxz, self.rsw, self.xl, self.s, z, w,
+                           self.lower, self.upper, self.dx, self.dz, self.dw)  # fmt: skip
 
     def affine_gap(self, z: NDArray, w: NDArray, primal: float, dual: float) -> float:
         """The complementarity after the predictor's steps."""
-
-        def block(lo: int, hi: int) -> float:
-            b = slice(lo, hi)
-            return affine_gap(self.xl[b], self.s[b], z[b], w[b], self.lower[b], self.upper[b],
-                              self.dx[b], self.dz[b], self.dw[b], primal, dual)  # fmt: skip
-
-        return math.fsum(self.blocks.map(block))
+        return affine_gap(self.xl, self.s, z, w, self.lower, self.upper, self.dx, self.dz,
+                          self.dw, primal, dual)  # fmt: skip
 
     def advance(self, x: NDArray, z: NDArray, w: NDArray, primal: float, dual: float) -> None:
         """The corrector's step, in place."""
-
-        def block(lo: int, hi: int) -> None:
-            b = slice(lo, hi)
-            advance(x[b], z[b], w[b], self.dx[b], self.dz[b], self.dw[b], primal, dual)
-
-        self.blocks.map(block)
+        advance(x, z, w, self.dx, self.dz, self.dw, primal, dual)
 
 
 def compile_column_work() -> None:
     """Compile every kernel on a two-column problem (numba's cache makes later runs load it)."""
     one = np.ones(2)
-    work = ColumnWork(one, None, one, None, None, Blocks(2, 2, 1))
+    work = ColumnWork(one, None, one, None, None)
     x, z, w = 0.5 * one, one.copy(), one.copy()
     work.measure(x, np.zeros(2), z, w)
     work.rhs(False, 0.0, z, w)
@@ -261,4 +201,4 @@ def compile_column_work() -> None:
     assert math.isfinite(float(x.sum()))
 
 
-__all__ = ["Blocks", "ColumnWork", "compile_column_work"]
+__all__ = ["ColumnWork", "compile_column_work"]

@@ -21,7 +21,7 @@ from optframe.model import Formulation
 from optframe.models import EmpiricalRisk
 from optframe.penalties import L2
 from optframe.solvers import _fn_core
-from optframe.solvers._fn_vectors import Blocks, ColumnWork
+from optframe.solvers._fn_vectors import ColumnWork
 from optframe.solvers.fn import FnMatrixBackend, _box_lp
 
 
@@ -59,8 +59,7 @@ def test_each_phase_matches_the_numpy_formulas(seed):
     z, w = rng.uniform(0.1, 2.0, n) * low, rng.uniform(0.1, 2.0, n) * up
     y = rng.standard_normal(lp.b.size)
     aty = lp.transpose_times(y)
-    blocks = Blocks(n, 7, 2)  # several blocks of 7 columns, two threads
-    work = ColumnWork(lp.c, lp.h, lp.u, barriers.lower, barriers.upper, blocks)
+    work = ColumnWork(lp.c, lp.h, lp.u, barriers.lower, barriers.upper)
 
     objective, box_min, complementarity = work.measure(x, aty, z, w)
     xl, s = barriers.gaps(lp, x)
@@ -108,10 +107,8 @@ def test_each_phase_matches_the_numpy_formulas(seed):
     np.testing.assert_allclose(w2, w + 0.25 * work.dw)
 
 
-def _run(formulation: Formulation, compiled: bool, monkeypatch, threads: int = 1) -> object:
+def _run(formulation: Formulation, compiled: bool, monkeypatch) -> object:
     monkeypatch.setattr(_fn_core, "COMPILED_FROM", 0 if compiled else 10**12)
-    monkeypatch.setattr(_fn_core, "NORMAL_BLOCK", 16)  # several blocks on these small problems
-    monkeypatch.setattr(_fn_core.numba, "get_num_threads", lambda: threads)
     return _fn_core.frisch_newton(lp_of(formulation), tol=1e-9, max_iter=200, deadline=None,
                                   backoff=0.99995)  # fmt: skip
 
@@ -146,15 +143,3 @@ def test_the_back_end_reports_the_same_solution_either_way(monkeypatch):
     assert plain.status == fused.status
     assert fused.objective == pytest.approx(plain.objective, rel=1e-9, abs=1e-9)
     np.testing.assert_allclose(fused.values.dual["rows"], plain.values.dual["rows"], atol=1e-6)
-
-
-@pytest.mark.parametrize(("kind", "make", "seed"), [CASES[0], CASES[4], CASES[-1]])
-def test_the_compiled_run_does_not_depend_on_the_thread_count(kind, make, seed, monkeypatch):
-    formulation = make(seed)
-    one = _run(formulation, True, monkeypatch, threads=1)
-    two = _run(formulation, True, monkeypatch, threads=2)
-    assert one.iterations == two.iterations
-    assert one.objective == two.objective
-    assert one.bound == two.bound
-    np.testing.assert_array_equal(one.x, two.x)
-    np.testing.assert_array_equal(one.y, two.y)
