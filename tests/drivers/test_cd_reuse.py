@@ -81,14 +81,19 @@ def iterate(state: cd_driver._State, rounds: int, check) -> None:
         state.newton(ws, 10_000, 0.1 * largest, 0.0, None)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_each_gap_equals_the_one_from_scratch(a1a, case):
+def _start(a1a, case: str):
+    """The case's problem on a1a and CoordinateDescent's state at its start."""
     loss, penalty, intercept = CASES[case]
     X, y = a1a
     model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=penalty, C=0.3,
                           fit_intercept=intercept)  # fmt: skip
     problem = model.structure(ElasticNetSmoothLoss)
-    state = cd_driver._State(problem, None)
+    return problem, cd_driver._State(problem, None)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_gap_equals_the_one_from_scratch(a1a, case):
+    problem, state = _start(a1a, case)
     skipped = []
 
     def check(primal, bound):
@@ -124,12 +129,8 @@ def test_a_bound_that_fails_multiplies_every_column(a1a):
 def test_only_the_doubtful_screened_columns_are_multiplied(a1a, case):
     """A screened column whose bound fails is multiplied alone; the gap equals the one from
     scratch, and the reference stays."""
-    loss, penalty, intercept = CASES[case]
-    X, y = a1a
-    model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=penalty, C=0.3,
-                          fit_intercept=intercept)  # fmt: skip
-    problem = model.structure(ElasticNetSmoothLoss)
-    state = cd_driver._State(problem, None)
+    problem, state = _start(a1a, case)
+    intercept = CASES[case][2]
     iterate(state, 6, lambda primal, bound: None)
     out = np.flatnonzero(~state.active & (state.norms > 0))
     assert out.size >= 3
@@ -158,12 +159,7 @@ def test_only_the_doubtful_screened_columns_are_multiplied(a1a, case):
 @pytest.mark.parametrize("case", ["logistic-l1-intercept", "least_squares-enet-intercept"])
 def test_the_drift_of_the_kept_arguments_is_bounded(a1a, case):
     """``P`` from the kept loss arguments plus :meth:`drift` is never below ``P`` from scratch."""
-    loss, penalty, intercept = CASES[case]
-    X, y = a1a
-    model = EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=penalty, C=0.3,
-                          fit_intercept=intercept)  # fmt: skip
-    problem = model.structure(ElasticNetSmoothLoss)
-    state = cd_driver._State(problem, None)
+    problem, state = _start(a1a, case)
     iterate(state, 3, lambda primal, bound: None)
     want, _ = scratch_bound(problem, state.w, float(state.intercept[0]))
     state.refresh()
