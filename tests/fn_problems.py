@@ -41,13 +41,7 @@ def separable_qp(seed: int, rows: int = 5, cols: int = 60, density: float = 1.0)
         P=sp.diags(h),
         offset=-0.7,
     )
-    return Formulation(
-        "matrix",
-        problem,
-        ProblemClass.QP,
-        variables={"x": slice(0, cols)},
-        constraints={"rows": slice(0, rows)},
-    )
+    return _named(problem, ProblemClass.QP)
 
 
 def box_lp(seed: int, rows: int = 6, cols: int = 80, density: float = 1.0) -> Formulation:
@@ -69,10 +63,11 @@ def box_lp(seed: int, rows: int = 6, cols: int = 80, density: float = 1.0) -> Fo
         upper=upper,
         offset=1.5,
     )
-    return Formulation(
-        "matrix",
-        problem,
-        ProblemClass.LP,
-        variables={"x": slice(0, cols)},
-        constraints={"rows": slice(0, rows)},
-    )
+    return _named(problem, ProblemClass.LP)
+
+
+def _named(problem: MatrixProblem, problem_class: ProblemClass) -> Formulation:
+    """The problem with its columns as the variable ``x`` and its rows as ``rows``."""
+    rows, cols = problem.A.shape
+    return Formulation("matrix", problem, problem_class, variables={"x": slice(0, cols)},
+                       constraints={"rows": slice(0, rows)})  # fmt: skip
