@@ -75,7 +75,9 @@ def row_points(Z: tuple, dtype: Any = np.float64) -> tuple:
     X, indptr, indices, values, scratch = Z
     if indptr.shape[0] == 0:
         empty_int = np.empty(0, dtype=np.int64)
-        XT = np.ascontiguousarray(X.T, dtype=dtype)
+        # a copy always: X.T of a single feature (or of Fortran-ordered X) is already
+        # C-contiguous, and ascontiguousarray would hand the steps the data's own memory
+        XT = np.array(X.T, dtype=dtype, order="C", copy=True)
         return (
             XT,
             empty_int,
