@@ -394,7 +394,9 @@ def certify(model: Model, result: Result, gap_tol: float) -> Result:
                 certificate = _own_certificate(model, result, stats)
             bound = None if certificate is None else certificate.value
         if bound is not None:
-            bound = min(bound, objective)  # weak duality; anything above is rounding
+            bound = _below_objective(model, bound, objective, gap_tol, stats)
+            if bound is None:
+                certificate = None
     scale = model.gap_scale(objective, bound) if math.isfinite(objective) else math.nan
     if certificate is not None and bound is not None:
         certificate = certificate.with_objective(objective, scale)
@@ -490,6 +492,27 @@ def _dual_bound_is_newer(model: Model) -> bool:
         if "dual_bound" in vars(klass):
             return True
     return False
+
+
+def _below_objective(
+    model: Model, bound: float, objective: float, gap_tol: float, stats: dict[str, Any]
+) -> float | None:
+    """``bound`` capped at ``objective``, or None when it is above it by more than rounding.
+
+    Weak duality puts every valid bound at or below the objective of any solution. A bound
+    above it by more than the gap that proves optimality is evidence that the certificate or
+    the objective is wrong (a model evaluated on other data, a dual point that is not
+    feasible): it is withheld and said, never capped into a proof.
+    """
+    excess = bound - objective
+    if excess > gap_tol * model.gap_scale(objective, bound):
+        stats["certificate_error"] = (
+            f"the model's dual bound {bound:.12g} is above its objective {objective:.12g} at "
+            f"the same solution (by {excess:.3g}); weak duality rules that out, so the "
+            "certificate or the objective is wrong: the bound is withheld"
+        )
+        return None
+    return min(bound, objective)  # weak duality; what is above is rounding
 
 
 def _integer_bound(solver_bound: float | None, objective: float) -> float | None:

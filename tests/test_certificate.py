@@ -319,3 +319,26 @@ def test_a_solver_tol_below_the_certificates_rounding_is_checked_at_1e9(cancer):
     assert strict.stats["gap_tol"] == 1e-9
     assert of.solve(model, backend="clarabel", tol=1e-7).stats["gap_tol"] == 1e-7
     assert of.solve(model, backend="clarabel", gap_tol=1e-12).stats["gap_tol"] == 1e-12
+
+
+class _OverclaimingLAD(LADRegression):
+    """A LAD whose bound is above every objective: no dual point gives that."""
+
+    def dual_bound(self, solution):
+        return 1.5 * self.objective(solution) + 1.0
+
+
+def test_a_bound_above_the_objective_is_withheld_not_capped():
+    # weak duality puts every valid bound below every objective; before, such a bound was capped
+    # at the objective, which made the gap 0 and the status OPTIMAL whatever the solution
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    model = _OverclaimingLAD(Dataset(X, X @ [1.0, -2.0, 0.5] + rng.normal(size=60)))
+    result = of.solve(model, backend="highs")
+    assert result.status is of.Status.CONVERGED
+    assert result.bound is None
+    assert result.certificate is None
+    assert "weak duality" in result.stats["certificate_error"]
+    honest = of.solve(LADRegression(model.data), backend="highs")
+    assert honest.status is of.Status.OPTIMAL
+    assert honest.bound <= honest.objective
