@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 import optframe as of  # noqa: E402
+from optframe.bench.peer_methods import l1_alpha_max  # noqa: E402
 from optframe.data import Dataset, load_dataset  # noqa: E402
 from optframe.drivers import CoordinateDescent  # noqa: E402
 from optframe.losses import Huber, Logistic, PLQLoss, SquaredHinge  # noqa: E402
@@ -91,17 +92,7 @@ def load(name: str, standardize: bool) -> tuple[Any, np.ndarray]:
 
 def alpha_max(X: Any, y: np.ndarray, loss: str, intercept: bool) -> float:
     """The smallest alpha with w = 0 optimal (the gradient of the loss term at w = 0, b*)."""
-    n = X.shape[0]
-    if loss == "ls" or loss == "huber":
-        r = y - (y.mean() if intercept else 0.0)
-        if loss == "huber":
-            r = np.clip(r, -1.0, 1.0)
-        g = X.T @ r
-    elif loss == "logistic":
-        g = X.T @ (0.5 * y)
-    else:  # squared hinge at w = 0: 2 y
-        g = X.T @ (2.0 * y)
-    return float(np.max(np.abs(np.asarray(g).reshape(-1)))) / n
+    return l1_alpha_max(X, y, loss, intercept)
 
 
 def model_of(X: Any, y: np.ndarray, loss: str, penalty: str, C: float, intercept: bool) -> Any:

@@ -34,6 +34,7 @@ PACKAGES = {
     "sklearnex": "scikit-learn-intelex",
     "highspy": "highspy",
     "sklearn": "scikit-learn",
+    "skglm": "skglm",
 }
 
 
@@ -396,6 +397,97 @@ def sklearn_logistic(
         status="max_iter" if iterations >= max_iter else "done",
         iterations=iterations,
     )
+
+
+def l1_alpha_max(X: Any, y: np.ndarray, loss: str, intercept: bool) -> float:
+    r"""The smallest :math:`\alpha` at which :math:`w = 0` solves the L1 problem.
+
+    The problem is :math:`\tfrac1n\sum_i \ell(a_i) + \alpha\lVert w\rVert_1`;
+    :math:`\alpha_{\max} = \lVert X^\top g\rVert_\infty / n` with :math:`g` the loss's
+    derivative at :math:`w = 0` (and the best intercept alone, for the least-squares and Huber
+    losses): ``"logistic"`` (:math:`y/2`), ``"sqhinge"`` (:math:`2y`), ``"ls"`` and
+    ``"huber"`` (the residual, clipped to [-1, 1] for Huber with threshold 1).
+    """
+    n = X.shape[0]
+    if loss in ("ls", "huber"):
+        r = y - (y.mean() if intercept else 0.0)
+        g = np.clip(r, -1.0, 1.0) if loss == "huber" else r
+    elif loss == "logistic":
+        g = 0.5 * y
+    elif loss == "sqhinge":
+        g = 2.0 * y
+    else:
+        raise ValueError(f"no alpha_max for the loss {loss!r}")
+    return float(np.max(np.abs(np.asarray(X.T @ g).reshape(-1)))) / n
+
+
+def skglm_l1(X: Any, y: np.ndarray, loss: str, alpha: float, tol: float,
+             intercept: bool) -> PeerFit:  # fmt: skip
+    r"""The skglm 0.5 fit of :math:`\tfrac1n\sum_i \ell(a_i) + \alpha\lVert w\rVert_1`.
+
+    ``loss="logistic"``: ``SparseLogisticRegression`` (proximal Newton with working sets);
+    ``"huber"``: ``GeneralizedLinearEstimator(Huber(1.0), L1(alpha), AndersonCD)``. Both
+    stop at their own ``tol`` (``max_iter`` high enough that it is the tolerance that stops
+    them). The objective is ``alpha`` times the model's with :math:`C = 1 / (n\alpha)`.
+    """
+    import skglm
+
+    if loss == "logistic":
+        estimator = skglm.SparseLogisticRegression(
+            alpha=alpha, tol=tol, max_iter=1000, fit_intercept=intercept
+        )
+    elif loss == "huber":
+        from skglm.datafits import Huber
+        from skglm.penalties import L1
+        from skglm.solvers import AndersonCD
+
+        solver = AndersonCD(tol=tol, max_iter=1000, fit_intercept=intercept)
+        estimator = skglm.GeneralizedLinearEstimator(Huber(1.0), L1(alpha), solver)
+    else:
+        raise ValueError(f"skglm_l1: no skglm estimator for the loss {loss!r} here")
+    start = time.perf_counter()
+    with _quiet_convergence():
+        estimator.fit(X, y)
+    seconds = time.perf_counter() - start
+    return PeerFit(solution=_linear_solution(estimator, intercept), seconds=seconds,
+                   iterations=getattr(estimator, "n_iter_", None))  # fmt: skip
+
+
+def liblinear_l1_logistic(X: Any, y: np.ndarray, C: float, tol: float) -> PeerFit:
+    r"""LIBLINEAR's L1 logistic regression (``-s 6``) through scikit-learn.
+
+    ``LogisticRegression(penalty="l1", solver="liblinear", C=C, fit_intercept=False)``
+    (``l1_ratio=1`` from scikit-learn 1.8):
+    :math:`\lVert w\rVert_1 + C\sum_i \log(1 + e^{-y_i x_i^\top w})`, the model's
+    objective. ``random_state=0`` fixes liblinear's random coordinate order.
+    """
+    import inspect
+
+    from sklearn.linear_model import LogisticRegression
+
+    # scikit-learn 1.8 deprecated ``penalty`` for ``l1_ratio`` (1: the L1 penalty)
+    penalty = inspect.signature(LogisticRegression).parameters["penalty"].default
+    l1 = {"l1_ratio": 1.0} if penalty == "deprecated" else {"penalty": "l1"}
+    estimator = LogisticRegression(
+        C=C, solver="liblinear", tol=tol, max_iter=100_000, fit_intercept=False,
+        random_state=0, **l1,
+    )  # fmt: skip
+    start = time.perf_counter()
+    with _quiet_convergence():
+        estimator.fit(X, y)
+    seconds = time.perf_counter() - start
+    iterations = int(np.max(estimator.n_iter_))
+    return PeerFit(solution=_linear_solution(estimator, False), seconds=seconds,
+                   status="max_iter" if iterations >= 100_000 else "done",
+                   iterations=iterations)  # fmt: skip
+
+
+def _linear_solution(estimator: Any, intercept: bool) -> dict[str, np.ndarray]:
+    """A fitted linear estimator's ``coef_`` (and ``intercept_``) in the model's names."""
+    solution = {"w": np.ravel(np.asarray(estimator.coef_, dtype=np.float64))}
+    if intercept:
+        solution["intercept"] = np.ravel(np.asarray(estimator.intercept_, dtype=np.float64))[:1]
+    return solution
 
 
 def rehline_arrays(loss: Any, y: np.ndarray) -> dict[str, np.ndarray]:

@@ -1,4 +1,4 @@
-r"""optframe beside the strongest peers: LAD, linear SVM, RBF SVM and RBF L2-SVM.
+r"""optframe beside the strongest peers: LAD, linear SVM, RBF SVM, RBF L2-SVM, other losses.
 
 Jobs (``job`` key), each on the same problem for every method:
 
@@ -58,6 +58,17 @@ Jobs (``job`` key), each on the same problem for every method:
   the LAD job's heteroscedastic generator at ``LOSS_HET`` (100,000 x 20): ReHLine at tol 1e-4
   (its default) and 1e-6, by its own loss names where it has one (``plqERM_Ridge``) and through
   ``ReHLine(U, V, S, T, Tau)`` for the expectile.
+* The L1 problems (``L1_JOBS``), stated as the peers state them,
+  :math:`\tfrac1n\sum_i \ell(a_i) + \alpha\lVert w\rVert_1` with :math:`\alpha` a
+  fraction of :math:`\alpha_{\max}` (the smallest value at which :math:`w = 0`), and solved
+  as the model :math:`C\sum_i\ell(a_i) + \lVert w\rVert_1`, :math:`C = 1/(n\alpha)`, by
+  ``optframe cd`` (``CoordinateDescent``) and ``optframe auto``: ``l1logistic-linear``
+  (:math:`\alpha = 0.05\,\alpha_{\max}`, no intercept, a9a and w8a as they are, CSC for
+  every method) against skglm's ``SparseLogisticRegression`` and LIBLINEAR's L1 logistic
+  regression (``LogisticRegression(penalty="l1", solver="liblinear")``, ``-s 6``), each at tol
+  1e-4, 1e-6 and 1e-8; ``l1huber-linear`` (delta 1, :math:`\alpha = 0.01\,\alpha_{\max}`,
+  an intercept, 564_fried standardized) against skglm's
+  ``GeneralizedLinearEstimator(Huber, L1, AndersonCD)`` at the same tolerances.
 
 Protocol. Every method gets the runner's thread count (``--threads``, default 1): the runner
 sets the thread variables and BLAS pools, and ``run_cell`` also sets numba's and oneDAL's pools
@@ -92,6 +103,7 @@ import math
 import os
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -101,8 +113,8 @@ from optframe.bench import peer_stats as ps
 from optframe.bench.suite import Cell
 
 DESCRIPTION = (
-    "optframe vs pyfixest, highspy, scikit-learn, LIBLINEAR, ReHLine, libsvm, oneDAL: LAD, "
-    "linear/RBF SVM, RBF L2-SVM; one thread, objectives recomputed"
+    "optframe vs pyfixest, highspy, scikit-learn, LIBLINEAR, ReHLine, skglm, libsvm, oneDAL: "
+    "LAD, linear/RBF SVM, RBF L2-SVM, smooth and L1 losses; one thread, objectives recomputed"
 )
 COLUMNS = [
     "job",
@@ -133,6 +145,7 @@ REPORT = {
         "onedal SVC",
         "liblinear dual tol 1e-4",
         "rehline tol 1e-4",
+        "skglm tol 1e-4",
     ),
     "problem": ("job", "data", "variant", "n", "m"),
 }
@@ -228,7 +241,44 @@ LOSS_JOBS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] =
 }
 LOSS_HET = (100_000, 20)
 QUICK_LOSS_HET = (3_000, 5)
-JOBS = ("lad", "svm-linear", "svm-rbf", "l2svm-rbf", *LOSS_JOBS)
+# The L1 problems, stated as the peers state them, (1/n) sum_i l(a_i) + alpha |w|_1 with alpha a
+# fraction of alpha_max (the smallest alpha at which w = 0), and solved as the model
+# C sum_i l(a_i) + |w|_1 with C = 1 / (n alpha): the same problem divided by alpha. Logistic
+# regression without an intercept on the classification sets as they are (no bias column,
+# CSC for every method); Huber regression with an intercept on standardized features.
+L1_LOGISTIC_METHODS = (
+    "optframe cd",
+    "optframe auto",
+    "skglm tol 1e-4",
+    "skglm tol 1e-6",
+    "skglm tol 1e-8",
+    "liblinear L1 tol 1e-4",
+    "liblinear L1 tol 1e-6",
+    "liblinear L1 tol 1e-8",
+)
+L1_HUBER_METHODS = ("optframe cd", "optframe auto", "skglm tol 1e-4", "skglm tol 1e-6",
+                    "skglm tol 1e-8")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class L1Job:
+    """An L1 job: data sets, methods, quick data sets, loss, ``alpha / alpha_max``, intercept."""
+
+    sets: tuple[str, ...]
+    methods: tuple[str, ...]
+    quick_sets: tuple[str, ...]
+    loss: str
+    ratio: float
+    intercept: bool
+
+
+L1_JOBS: dict[str, L1Job] = {
+    "l1logistic-linear": L1Job(
+        ("a9a", "w8a"), L1_LOGISTIC_METHODS, ("a1a",), "logistic", 0.05, False
+    ),
+    "l1huber-linear": L1Job(("564_fried",), L1_HUBER_METHODS, ("het",), "huber", 0.01, True),
+}
+JOBS = ("lad", "svm-linear", "svm-rbf", "l2svm-rbf", *LOSS_JOBS, *L1_JOBS)
 
 # Seconds per cell on one core, from the issue's and this suite's measurements (per n*m for LAD).
 _LAD_PER_NM = {
@@ -302,6 +352,13 @@ def cells(quick: bool) -> list[Cell]:
             grid += [
                 Cell({"job": job, "data": name, **size, "C": C_SVM, "method": x}) for x in methods
             ]
+    for job, spec in L1_JOBS.items():
+        for name in spec.quick_sets if quick else spec.sets:
+            size = {}
+            if name == "het":
+                n, m = QUICK_LOSS_HET if quick else LOSS_HET
+                size = {"n": n, "m": m}
+            grid += [Cell({"job": job, "data": name, **size, "method": x}) for x in spec.methods]
     return grid
 
 
@@ -388,6 +445,8 @@ def unavailable_reason(method: str) -> str | None:
         return pm.missing_module("pyfixest")
     if method.startswith("rehline"):
         return pm.missing_module("rehline")
+    if method.startswith("skglm"):
+        return pm.missing_module("skglm")
     if method.startswith("onedal"):
         return pm.missing_module("sklearnex")
     if method.startswith("highspy"):
@@ -796,6 +855,92 @@ def _run_loss(cell: Cell) -> dict[str, Any]:
     return {"n": int(y.size), "m": int(X.shape[1])} | record | memory
 
 
+# -------------------------------------------------------------------------------- L1 losses
+def l1_model(job: str, X: Any, y: np.ndarray, alpha: float) -> Any:
+    """The optframe model of an L1 job: ``C sum_i l(a_i) + |w|_1``, ``C = 1 / (n alpha)``."""
+    from optframe.data import Dataset
+    from optframe.losses import Huber, Logistic
+    from optframe.models import EmpiricalRisk
+    from optframe.penalties import L1
+
+    spec = L1_JOBS[job]
+    loss = Logistic() if spec.loss == "logistic" else Huber(1.0)
+    C = 1.0 / (y.size * alpha)
+    return EmpiricalRisk(Dataset(X=X, y=y), loss, penalty=L1(), C=C,
+                         fit_intercept=spec.intercept)  # fmt: skip
+
+
+def l1_alpha(job: str, X: Any, y: np.ndarray) -> float:
+    """The job's ``alpha``: its ratio of ``alpha_max`` on ``(X, y)``."""
+    spec = L1_JOBS[job]
+    return spec.ratio * pm.l1_alpha_max(X, y, spec.loss, spec.intercept)
+
+
+def _l1_fit(job: str, method: str, X: Any, y: np.ndarray, alpha: float) -> dict[str, Any]:
+    """One method on the L1 job ``job`` for ``(X, y)`` at ``alpha`` (objectives recomputed)."""
+    from optframe.drivers import CoordinateDescent
+
+    model = l1_model(job, X, y, alpha)
+    if method.startswith("optframe"):
+        driver = CoordinateDescent() if method == "optframe cd" else "auto"
+        result, seconds = _timed_solve(model, driver)
+        record = _optframe_record(result, seconds, model)
+        if result.has_solution:
+            record["nnz"] = int(np.count_nonzero(result.solution["w"]))
+        return record
+    tol = float(method.rsplit(" ", 1)[-1])
+    spec = L1_JOBS[job]
+    if method.startswith("skglm"):
+        fit = pm.skglm_l1(X, y, spec.loss, alpha, tol, spec.intercept)
+    elif method.startswith("liblinear L1") and spec.loss == "logistic":
+        fit = pm.liblinear_l1_logistic(X, y, model.C, tol)
+    else:
+        raise ValueError(f"unknown method {method!r} for the job {job!r}")
+    return _peer_record(fit, model) | {"nnz": int(np.count_nonzero(fit.solution["w"]))}
+
+
+def l1_data(job: str, name: str, n: int | None = None, m: int | None = None) -> Any:
+    """``(X, y)`` of an L1 job: CSC classification sets; standardized dense regression."""
+    import scipy.sparse as sp
+
+    if L1_JOBS[job].loss == "logistic":
+
+        def classification() -> Any:
+            data = _linear_data(name)
+            X = sp.csc_array(data.X) if sp.issparse(data.X) else np.asarray(data.X, np.float64)
+            return X, np.asarray(data.y, dtype=np.float64)
+
+        return _cached(("l1 classification", name), classification)
+
+    def regression() -> Any:
+        X, y = loss_data("huber-linear", name, n, m)
+        return (X - X.mean(axis=0)) / np.maximum(X.std(axis=0), 1e-12), y
+
+    return _cached(("l1 regression", name, n, m), regression)
+
+
+def _run_l1(cell: Cell) -> dict[str, Any]:
+    job, method = cell["job"], cell["method"]
+
+    def tiny() -> Any:
+        from optframe.data import make_svm_aid
+
+        if L1_JOBS[job].loss == "logistic":
+            data = make_svm_aid(300, 5, random_state=1)
+            X, y = data.X, np.asarray(data.y, dtype=np.float64)
+        else:
+            data = heteroscedastic_lad(400, 4, seed=1)
+            X, y = np.asarray(data.X), np.asarray(data.y)
+        return _l1_fit(job, method, X, y, l1_alpha(job, X, y))
+
+    _warm_up(("l1", job, method), tiny)
+    X, y = l1_data(job, cell["data"], cell.params.get("n"), cell.params.get("m"))
+    alpha = l1_alpha(job, X, y)
+    with peak_memory() as memory:
+        record = _l1_fit(job, method, X, y, alpha)
+    return {"n": int(y.size), "m": int(X.shape[1]), "alpha": alpha} | record | memory
+
+
 # ------------------------------------------------------------------------------------- cells
 _WARM: set[tuple] = set()
 
@@ -838,6 +983,8 @@ def run_measured(params: dict[str, Any], threads: int) -> dict[str, Any]:
             record = _run_linear(cell)
         elif cell["job"] in LOSS_JOBS:
             record = _run_loss(cell)
+        elif cell["job"] in L1_JOBS:
+            record = _run_l1(cell)
         else:
             record = _run_kernel(cell)
     return record | {"threads": threads, "versions": pm.peer_versions()}
