@@ -923,11 +923,13 @@ def _run_l1(cell: Cell) -> dict[str, Any]:
     job, method = cell["job"], cell["method"]
 
     def tiny() -> Any:
+        import scipy.sparse as sp
+
         from optframe.data import make_svm_aid
 
         if L1_JOBS[job].loss == "logistic":
             data = make_svm_aid(300, 5, random_state=1)
-            X, y = data.X, np.asarray(data.y, dtype=np.float64)
+            X, y = sp.csc_array(data.X), np.asarray(data.y, dtype=np.float64)  # as the sets
         else:
             data = heteroscedastic_lad(400, 4, seed=1)
             X, y = np.asarray(data.X), np.asarray(data.y)
