@@ -127,11 +127,16 @@ def models(s):
 
 @pytest.mark.parametrize("s", [1e-12, 1e-9, 1e-6, 1e6, 1e12])
 def test_no_bound_above_the_optimum_at_any_scale(s):
-    """Every applicable (driver, back-end) pair; the best objective found bounds the optimum."""
+    """Every applicable (driver, back-end) pair; the best objective found bounds the optimum.
+
+    Half a second each: the runs that need more stop at their limit, and a limit's point is as
+    good a probe of the certificate as an optimum (Clarabel's Direct solves, among others,
+    finish within it and give the best objective).
+    """
     for model in models(s):
         results = []
         for pair in applicable_pairs(model):
-            result = of.solve(model, pair.driver, backend=pair.backend, time_limit=2)
+            result = of.solve(model, pair.driver, backend=pair.backend, time_limit=0.5)
             results.append((f"{model!r} {pair.label} {pair.backend}", result))
         best = min(r.objective for _, r in results if r.has_solution)
         slack = 1e-9 * max(1.0, abs(best))
