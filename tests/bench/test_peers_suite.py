@@ -28,7 +28,7 @@ def test_the_suite_registers_with_its_grid():
     quick, full = peers.cells(True), peers.cells(False)
     assert {c["job"] for c in quick} == {"lad", "svm-linear", "svm-rbf", "l2svm-rbf"} | set(
         peers.LOSS_JOBS
-    )
+    ) | set(peers.L1_JOBS)
     assert len(full) > len(quick)
     lad = [c for c in full if c["job"] == "lad" and c["data"] == "het"]
     assert {(c["n"], c["m"]) for c in lad} == set(peers.LAD_SIZES)
