@@ -104,6 +104,16 @@ class BoxLP:
         """Whether ``A`` is a dense array."""
         return isinstance(self.A, np.ndarray)
 
+    def abs_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``|A| v``, a dense ``A`` by blocks of columns (no copy of all of ``|A|``)."""
+        if not self.dense:
+            return np.asarray(abs(self.A) @ v, dtype=np.float64)
+        out = np.zeros(self.A.shape[0])
+        for start in range(0, v.size, NORMAL_BLOCK):
+            end = min(v.size, start + NORMAL_BLOCK)
+            out += np.abs(self.A[:, start:end]) @ v[start:end]
+        return out
+
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``A v``."""
         return np.asarray(self.A @ v, dtype=np.float64)
@@ -334,7 +344,7 @@ def frisch_newton(
     barriers = _Barriers.of(lp)
     factor = _factor(lp)
     row_scale = 1.0 + float(np.max(np.abs(lp.b), initial=0.0))
-    row_scale += float(np.max(abs(lp.A) @ np.where(np.isfinite(u), u, 0.0), initial=0.0))
+    row_scale += float(np.max(lp.abs_times(np.where(np.isfinite(u), u, 0.0)), initial=0.0))
     try:
         x, y, z, w = _start(lp, factor, barriers)
     except (la.LinAlgError, ValueError) as exc:

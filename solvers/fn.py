@@ -262,7 +262,7 @@ def _box_lp(
     rows, cols = A.shape
     if kind == "auto":
         kind = "dense" if A.nnz >= DENSE_FILL * rows * cols else "sparse"
-    matrix: Any = np.ascontiguousarray(A.toarray()) if kind == "dense" else sp.csr_array(A)
+    matrix: Any = dense_rows(A) if kind == "dense" else sp.csr_array(A)
     c = problem.c[free].copy()
     if h is None:
         return BoxLP(matrix, b, c, upper[free] - lower[free], -lower[free]), shift
@@ -276,6 +276,27 @@ def _box_lp(
         h=h[free].copy(),
         lower=None if np.all(kept) else kept,
     ), shift
+
+
+def dense_rows(A: sp.csc_array) -> np.ndarray:
+    """``A`` as a C-ordered dense array: the leading columns that hold every row in one copy.
+
+    Those columns' entries, in row order, are a block of ``A.data`` laid out column by column,
+    whose transpose is the dense block: the ridge dual's ``[X, 1]' D`` at a million columns in
+    one transposed copy, where CSC's ``toarray`` is Fortran-ordered and a C-ordered copy of it
+    another pass over fresh memory (1.5 s in all). The other columns go through scipy.
+    """
+    rows, cols = A.shape
+    full = np.diff(A.indptr) == rows
+    lead = cols if full.all() else int(np.argmin(full))
+    out = np.empty((rows, cols))
+    if lead == 0 or not A.has_sorted_indices:
+        lead = 0
+    else:
+        out[:, :lead] = A.data[: A.indptr[lead]].reshape(lead, rows).T
+    if lead < cols:
+        out[:, lead:] = A[:, lead:].toarray()
+    return out
 
 
 def _message(point: Iterate, lp: BoxLP, kind: str) -> str:
