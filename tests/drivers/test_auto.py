@@ -152,7 +152,9 @@ def test_newton_takes_margin_losses_from_its_size_unless_wider_than_long():
         below = EmpiricalRisk(Dataset(X=X[: n - 1], y=y[: n - 1]), loss, fit_intercept=False)
         assert auto.choose(at).driver.name == "newton"
         assert auto.choose(below).driver.name == under  # the logistic loss: Newton at any size
-    wide = sp.random(n, n + 1, density=1e-4, format="csr", random_state=0)
+    # about one entry a row (sp.random draws its positions without replacement: 15 s here)
+    rows, columns = rng.integers(0, n, size=n), rng.integers(0, n + 1, size=n)
+    wide = sp.csr_array((rng.uniform(size=n), (rows, columns)), shape=(n, n + 1))
     pieces = EmpiricalRisk(Dataset(X=wide, y=y), SquaredHinge(), fit_intercept=False)
     assert auto.choose(pieces).driver.name == "dcd"  # the pieces' steps are cheaper there
     entropy = EmpiricalRisk(Dataset(X=wide, y=y), Logistic(), fit_intercept=False)
