@@ -14,6 +14,7 @@ import pytest
 
 # skglm is in the test extra: a missing peer fails these tests, it never skips them
 import skglm  # noqa: F401
+from peer_judging import judged
 
 from optframe.bench import peer_methods as pm
 from optframe.bench.suite import Cell
@@ -105,12 +106,7 @@ def test_a_perturbed_solution_is_no_success():
     good = peers._l1_fit(job, "optframe cd", X, y, alpha)
     fit = pm.liblinear_l1_logistic(X, y, peers.l1_model(job, X, y, alpha).C, 1e-8)
     bad = peers.recompute(peers.l1_model(job, X, y, alpha), {"w": fit.solution["w"] * 1.01})
-    records = [
-        {"job": job, "data": "tiny", "method": "optframe cd", **good},
-        {"job": job, "data": "tiny", "method": "perturbed", "status": "done", "seconds": 1.0,
-         **bad},
-    ]  # fmt: skip
-    peers.complete(records)
+    records = judged(job, "optframe cd", good, bad)
     assert records[0]["success"]
     assert not records[1]["success"]
 

@@ -14,6 +14,7 @@ import pytest
 
 # ReHLine is in the test extra: a missing peer fails these tests, it never skips them
 import rehline  # noqa: F401
+from peer_judging import judged
 
 from optframe.bench import peer_methods as pm
 from optframe.bench.suite import Cell
@@ -116,12 +117,7 @@ def test_a_perturbed_solution_is_no_success():
 
     model = EmpiricalRisk(Dataset(X=X, y=y), peers.loss_of(job), fit_intercept=False)
     bad = peers.recompute(model, {"w": fit.solution["w"] * 1.01})
-    records = [
-        {"job": job, "data": "tiny", "method": "rehline tol 1e-6", **good},
-        {"job": job, "data": "tiny", "method": "perturbed", "status": "done", "seconds": 1.0,
-         **bad},
-    ]  # fmt: skip
-    peers.complete(records)
+    records = judged(job, "rehline tol 1e-6", good, bad)
     assert records[0]["success"]
     assert not records[1]["success"]
     assert records[1]["rel_objective"] > 1e-6
