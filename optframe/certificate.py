@@ -502,10 +502,12 @@ def _below_objective(
     Weak duality puts every valid bound at or below the objective of any solution. A bound
     above it by more than the gap that proves optimality is evidence that the certificate or
     the objective is wrong (a model evaluated on other data, a dual point that is not
-    feasible): it is withheld and said, never capped into a proof.
+    feasible): it is withheld and said (``stats["bound_above_objective"]``, the excess, and
+    ``stats["certificate_error"]``), never capped into a proof.
     """
     excess = bound - objective
     if excess > gap_tol * model.gap_scale(objective, bound):
+        stats["bound_above_objective"] = excess
         stats["certificate_error"] = (
             f"the model's dual bound {bound:.12g} is above its objective {objective:.12g} at "
             f"the same solution (by {excess:.3g}); weak duality rules that out, so the "

@@ -166,9 +166,8 @@ def _judge(
     if status in (Status.ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         why = result.stats.get("error") or result.stats.get("message") or ""
         problems.append(f"{status.value} on a model with a finite optimum {why}".strip())
-    certificate_error = str(result.stats.get("certificate_error", ""))
-    if "weak duality" in certificate_error:  # a bound above its own objective, withheld
-        problems.append(certificate_error)
+    if "bound_above_objective" in result.stats:  # a bound above its own objective, withheld
+        problems.append(str(result.stats["certificate_error"]))
     bound = math.nan if result.bound is None else float(result.bound)
     has_solution = result.has_solution and math.isfinite(result.objective)
     objective = float(result.objective) if has_solution else math.nan

@@ -290,7 +290,7 @@ def dense_rows(A: sp.csc_array) -> np.ndarray:
     full = np.diff(A.indptr) == rows
     lead = cols if full.all() else int(np.argmin(full))
     out = np.empty((rows, cols))
-    if lead == 0 or not A.has_sorted_indices:
+    if lead == 0 or not A.has_canonical_format:  # sorted, no duplicates: a full column is dense
         lead = 0
     else:
         out[:, :lead] = A.data[: A.indptr[lead]].reshape(lead, rows).T

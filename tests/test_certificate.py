@@ -339,6 +339,7 @@ def test_a_bound_above_the_objective_is_withheld_not_capped():
     assert result.bound is None
     assert result.certificate is None
     assert "weak duality" in result.stats["certificate_error"]
+    assert result.stats["bound_above_objective"] > 0
     honest = of.solve(LADRegression(model.data), backend="highs")
     assert honest.status is of.Status.OPTIMAL
     assert honest.bound <= honest.objective

@@ -28,7 +28,10 @@ def test_a_csc_becomes_the_same_c_ordered_array_whatever_its_pattern():
     unsorted.indices[:5] = unsorted.indices[:5][::-1]
     unsorted.data[:5] = unsorted.data[:5][::-1]
     unsorted.has_sorted_indices = False
-    for A in (sp.csc_array(full), sp.csc_array(holes), sp.csc_array(tail), unsorted,
+    # every column has five entries, but column 0 holds row 0 twice and no row 4
+    twice = sp.csc_array((np.arange(1.0, 151.0), np.r_[[0, 0, 1, 2, 3], np.tile(np.arange(5), 29)],
+                          np.arange(0, 151, 5)), shape=(5, 30))  # fmt: skip
+    for A in (sp.csc_array(full), sp.csc_array(holes), sp.csc_array(tail), unsorted, twice,
               sp.csc_array((4, 0)), sp.csc_array((0, 4))):  # fmt: skip
         out = dense_rows(A)
         assert out.flags.c_contiguous
