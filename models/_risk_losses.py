@@ -39,11 +39,16 @@ class SampleLosses:
         self.losses = losses
         self.group = np.asarray(group, dtype=np.intp)
         self.n = int(self.group.size)
-        self._members = [np.flatnonzero(self.group == g) for g in range(len(losses))]
-        lo = np.empty(self.n)
-        hi = np.empty(self.n)
-        for loss, index in self.parts():
-            lo[index], hi[index] = loss.conjugate_domain
+        if len(losses) == 1:
+            self._members = [np.arange(self.n)]
+            lo = np.full(self.n, losses[0].conjugate_domain[0])
+            hi = np.full(self.n, losses[0].conjugate_domain[1])
+        else:
+            self._members = [np.flatnonzero(self.group == g) for g in range(len(losses))]
+            lo = np.empty(self.n)
+            hi = np.empty(self.n)
+            for loss, index in self.parts():
+                lo[index], hi[index] = loss.conjugate_domain
         self.domain = (lo, hi)
         self.fixed = lo == hi
         self.fixed.flags.writeable = False

@@ -419,21 +419,22 @@ class EmpiricalRisk(Model):
 
     def _check_labels(self) -> None:
         y = self._y
-        bad = np.unique(y[(y != 1.0) & (y != -1.0)])
-        if bad.size:
-            shown = ", ".join(f"{v:g}" for v in bad[:6])
+        outside = np.abs(y) != 1.0
+        if outside.any():
+            shown = ", ".join(f"{v:g}" for v in np.unique(y[outside])[:6])
             raise DataError(
                 f"{self.name} with the classification loss {self.loss!r} needs labels in "
                 f"{{-1, +1}}; y also holds {shown}. {relabel_hint(y)}"
             )
-        for label in (1.0, -1.0):
-            members = y == label
-            if not members.any():
+        s = self._s
+        weighted = None if s.min() > 0 else s > 0
+        for label, present in ((1.0, y.max() == 1.0), (-1.0, y.min() == -1.0)):
+            if not present:
                 raise DataError(
                     f"{self.name} needs both classes; class {label:+g} is missing from y "
                     f"(all {y.size} labels are {-label:+g})."
                 )
-            if not np.any(self._s[members] > 0):
+            if weighted is not None and not np.any(weighted & (y == label)):
                 raise DataError(
                     f"{self.name}: class {label:+g} has zero total sample weight; each class "
                     "needs a sample with positive weight."

@@ -626,6 +626,8 @@ def _proportional(A: Any, B: Any) -> float | None:
 
 def _relation(arg: Affine, base: Affine, keys: list[int]) -> tuple[float, float]:
     """``(alpha, beta)`` with ``arg = alpha * base + beta`` (beta one constant), or raise."""
+    if arg is base:
+        return 1.0, 0.0
     alpha = None
     for k in keys:
         a, b = arg.coef.get(k), base.coef.get(k)
@@ -642,7 +644,7 @@ def _relation(arg: Affine, base: Affine, keys: list[int]) -> tuple[float, float]
     if alpha is None or alpha == 0.0:
         raise NotRecognized("a loss term with a constant argument")
     beta = arg.const - alpha * base.const
-    if beta.size and not np.allclose(beta, beta[0], rtol=1e-9, atol=1e-9 * (1 + abs(beta[0]))):
+    if beta.size and not _nearly_constant(beta, rtol=1e-9, atol=1e-9 * (1 + abs(beta[0]))):
         raise NotRecognized("loss terms whose constants differ by row")
     return alpha, float(beta[0]) if beta.size else 0.0
 
@@ -658,21 +660,26 @@ def _argument(leaf: _Leaf, read: _AffineReader, n: int) -> Affine:
 def _pieces(leaves: list[_Leaf], read: _AffineReader, base: Affine, keys: list[int], n: int):
     """The loss as PLQ pieces of the base argument ``u``, the row weights and the offsets.
 
-    Returns ``relu, rehu, s, offset_rows``: the loss of row i is
-    ``s_i * (sum relu(p u_i + q) + sum rehu_tau(p u_i + q)) + offset_rows[i]``.
+    Returns ``relu, rehu, s, offset``: the loss of row i is
+    ``s_i * (sum relu(p u_i + q) + sum rehu_tau(p u_i + q)) + offset_i``, ``offset`` the sum of
+    the ``offset_i``. A weight of one value for every row stays one value (``s`` then a
+    read-only broadcast).
     """
-    weights = [np.broadcast_to(leaf.weight, (n,)).astype(np.float64) for leaf in leaves]
+    weights = [np.asarray(leaf.weight, dtype=np.float64).reshape(-1) for leaf in leaves]
     top = float(weights[0].max())
     if not top > 0:
         raise NotRecognized("a loss whose weights are all zero")
-    s = weights[0] / top
-    at = int(np.argmax(s))
+    s = np.broadcast_to(weights[0] / top, (n,))
+    at = int(np.argmax(weights[0]))
     relu: list[tuple[float, float]] = []
     rehu: list[tuple[float, float, float]] = []
-    offset_rows = np.zeros(n)
-    for leaf, weight in zip(leaves, weights, strict=True):
-        c = float(weight[at])
-        if not np.allclose(weight, c * s, rtol=1e-9, atol=1e-12 * c):
+    offset = 0.0
+
+    def total(weight: NDArray[np.float64], value: Any) -> float:
+        return float(np.sum(np.broadcast_to(weight * value, (n,))))
+    for index, (leaf, weight) in enumerate(zip(leaves, weights, strict=True)):
+        c = float(weight[at if weight.size > 1 else 0])
+        if index and not np.allclose(weight, c * s, rtol=1e-9, atol=1e-12 * c):
             raise NotRecognized("loss terms weighted differently by row")
         if leaf.kind == "max2":
             lines = [_relation(read(arg).broadcast(n), base, keys) for arg in leaf.args]
@@ -680,8 +687,9 @@ def _pieces(leaves: list[_Leaf], read: _AffineReader, base: Affine, keys: list[i
             lines = [_relation(_argument(leaf, read, n), base, keys)]
         alpha, beta = lines[0]
         if leaf.shift is not None:
-            offset_rows += weight * leaf.shift
-        offset_rows += weight * leaf.offset
+            offset += total(weight, leaf.shift)
+        if leaf.offset != 0.0:
+            offset += total(weight, leaf.offset)
         if leaf.kind == "relu":
             relu.append((c * alpha, c * beta))
         elif leaf.kind in ("abs", "epsins"):
@@ -702,14 +710,14 @@ def _pieces(leaves: list[_Leaf], read: _AffineReader, base: Affine, keys: list[i
             low, high = min(a1, a2), max(a1, a2)
             if low > 0 or high < 0:
                 raise NotRecognized("a maximum of two affine functions with a linear part")
-            offset_rows += weight * (a1 * r0 + b1)
+            offset += total(weight, a1 * r0 + b1)
             if high > 0:
                 relu.append((c * high, -c * high * r0))
             if low < 0:
                 relu.append((c * low, -c * low * r0))
         else:
             raise NotRecognized(f"a {leaf.kind} loss beside other loss terms")
-    return relu, rehu, s, offset_rows
+    return relu, rehu, s, offset
 
 
 def _merge(relu, rehu):
@@ -800,6 +808,21 @@ def _loss_vars(base: Affine) -> list[int]:
     return keys
 
 
+def _nearly_constant(v: NDArray[np.float64], rtol: float, atol: float) -> bool:
+    """``np.allclose(v, v[0], rtol, atol)`` in two reductions and no temporary (NaN: False)."""
+    first = float(v[0])
+    spread = max(float(v.max()) - first, first - float(v.min()))
+    return bool(spread <= atol + rtol * abs(first))
+
+
+def _both_classes_weighted(labels: NDArray[np.float64], s: NDArray[np.float64]) -> bool:
+    """Whether each sign of ``labels`` has a row of positive weight ``s``."""
+    if s.min() > 0:
+        return bool(labels.max() > 0 > labels.min())
+    weighted = s > 0
+    return bool(np.any(weighted & (labels > 0)) and np.any(weighted & (labels < 0)))
+
+
 def _has_nonzero(m: Any) -> bool:
     """Whether ``m`` has a nonzero entry (a data matrix's first row settles it, not a pass)."""
     if sp.issparse(m):
@@ -877,17 +900,17 @@ def _recognize(problem: Any, names: dict[str, Any]) -> Recognition:
     base = first.broadcast(n)
     offset = terms.offset
     if smooth:
-        weight = np.broadcast_to(smooth[0].weight, (n,)).astype(np.float64)
+        weight = np.asarray(smooth[0].weight, dtype=np.float64).reshape(-1)
         lam = float(weight.max())
         if not lam > 0:
             raise NotRecognized("a loss whose weights are all zero")
-        s = weight / lam
+        s = np.broadcast_to(weight / lam, (n,))
         loss, kind = losses.Logistic(), "classification"
         if np.any(base.const != 0.0):
             raise NotRecognized("a logistic loss whose argument has a constant term")
     else:
-        relu, rehu, s, offset_rows = _pieces(terms.leaves, read, base, keys, n)
-        offset += float(offset_rows.sum())
+        relu, rehu, s, loss_offset = _pieces(terms.leaves, read, base, keys, n)
+        offset += loss_offset
         relu, rehu, constant = _merge(relu, rehu)
         offset += constant * float(s.sum())
         if not relu and not rehu:
@@ -919,19 +942,19 @@ def _recognize(problem: Any, names: dict[str, Any]) -> Recognition:
             if variables[k].size == 1:
                 col = -_column(base.coef[k])
                 mag = np.abs(col)
-                if mag[0] > 0 and np.allclose(mag, mag[0], rtol=1e-12, atol=0):
+                if mag[0] > 0 and _nearly_constant(mag, rtol=1e-12, atol=0.0):
                     intercept_key, intercept_col = k, col
                     break
         feature_keys = [k for k in free if k != intercept_key]
     # the kind of loss and the labels
     e = base.const
-    e_constant = bool(np.allclose(e, e[0], rtol=1e-12, atol=1e-14 * (1 + abs(e[0]))))
+    e_constant = _nearly_constant(e, rtol=1e-12, atol=1e-14 * (1 + abs(e[0])))
     labels, factor = None, 1.0
     if intercept_col is not None:
         factor = float(np.abs(intercept_col[0]))
-        if not np.allclose(np.abs(intercept_col), factor, rtol=1e-12, atol=0):
+        if not _nearly_constant(np.abs(intercept_col), rtol=1e-12, atol=0.0):
             raise NotRecognized("an intercept whose coefficient varies by row")
-        mixed = bool(np.any(intercept_col > 0) and np.any(intercept_col < 0))
+        mixed = bool(intercept_col.max() > 0 > intercept_col.min())
         if kind is None:
             kind = "classification" if mixed else "regression"
         if kind == "classification":
@@ -949,7 +972,7 @@ def _recognize(problem: Any, names: dict[str, Any]) -> Recognition:
             gamma = float(e[0])
         if labels is None:
             labels = _labels_in(problem.objective.expr, n)
-            if labels is None or not (np.any(s[labels > 0] > 0) and np.any(s[labels < 0] > 0)):
+            if labels is None or not _both_classes_weighted(labels, s):
                 labels = np.ones(n)
                 labels[int(np.argmax(s > 0))] = -1.0
     # X and y of the model: a = -(B x) (margin, after the shift gamma) or a = u (residual)
@@ -993,8 +1016,8 @@ def _recognize(problem: Any, names: dict[str, Any]) -> Recognition:
     else:
         kappa, penalty, pen_name = 1.0, None, "none"
     C = scale_loss / kappa
-    uniform = bool(np.all(s == s[0]))
-    data = Dataset(X=X, y=y, sample_weight=None if uniform else s, name="cvxpy problem")
+    uniform = bool(s.min() == s.max())
+    data = Dataset(X=X, y=y, sample_weight=None if uniform else np.array(s), name="cvxpy problem")
     if uniform and s[0] != 1.0:
         C *= float(s[0])
     model = EmpiricalRisk(data, loss, penalty=penalty, C=C,

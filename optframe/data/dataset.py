@@ -26,6 +26,15 @@ def _refuse_complex(values: Any, what: str) -> None:
         )
 
 
+def _all_finite(values: NDArray[np.float64]) -> bool:
+    """Whether every entry is finite: a finite sum settles it without an n x m temporary."""
+    if values.flags.c_contiguous or values.flags.f_contiguous:
+        flat = values.reshape(-1, order="A")
+        if np.isfinite(np.einsum("i->", flat)):  # a NaN or an inf would make the sum one
+            return True
+    return bool(np.all(np.isfinite(values)))
+
+
 def _as_matrix(X: Any) -> Matrix:
     if sp.issparse(X):
         _refuse_complex(X.dtype.type(0), "X")
@@ -49,7 +58,7 @@ def _as_matrix(X: Any) -> Matrix:
         if X.ndim != 2:
             raise DataError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         values = X
-    if not np.all(np.isfinite(values)):
+    if not _all_finite(values):
         bad = np.argwhere(~np.isfinite(X.toarray() if sp.issparse(X) else X))[0]
         raise DataError(
             f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}); "

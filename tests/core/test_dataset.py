@@ -51,3 +51,21 @@ def test_subset_and_weights(rng):
     np.testing.assert_array_equal(part.y, [4.0, 1.0])
     np.testing.assert_array_equal(part.weights, [5.0, 2.0])
     np.testing.assert_array_equal(data.with_weights(None).weights, np.ones(6))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_entry_is_found_in_either_order(order, bad):
+    X = np.asfortranarray(np.ones((40, 3))) if order == "F" else np.ones((40, 3))
+    X[17, 2] = bad
+    with pytest.raises(DataError, match=r"first at row 17, column 2"):
+        Dataset(X=X)
+    X[17, 2] = 1.0
+    X[:, 1] = bad  # every entry of a column: the fast check sees its sum, NaN or an infinity
+    with pytest.raises(DataError, match="NaN or inf"):
+        Dataset(X=X[:, 1:])
+
+
+def test_finite_entries_whose_sum_overflows_are_accepted():
+    X = np.full((4, 2), 1e308)  # the fast check's sum is inf; the entries are finite
+    assert Dataset(X=X).n_samples == 4
