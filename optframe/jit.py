@@ -78,6 +78,9 @@ class Needs:
     single : bool or None
         SMO's single-variable steps on a ``BoxQPDual`` without an equality row (no free
         intercept: :mod:`optframe.drivers.smo_single`), compiled only for such a run.
+    sets : bool or None
+        SMO's kernel working sets (:mod:`optframe.drivers.smo_sets`), not its pair steps by
+        kernel rows.
     """
 
     linear: bool | None = None
@@ -87,6 +90,7 @@ class Needs:
     entropy: bool | None = None
     quadratic: bool | None = None
     single: bool | None = None
+    sets: bool | None = None
 
     def covers(self, other: Needs) -> bool:
         """Whether kernels compiled for these needs serve a run with ``other``'s."""
@@ -100,6 +104,7 @@ class Needs:
                 (self.entropy, other.entropy),
                 (self.quadratic, other.quadratic),
                 (self.single, other.single),
+                (self.sets, other.sets),
             )
         )
 
@@ -172,16 +177,22 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
 
     # the linear kernel steps through w; the kernel rows of the other kernels are forced here
     steps = {None: ("weights", "rows"), True: ("weights",), False: ("rows",)}[needs.weights]
+    if needs.sets:  # the kernel working sets alone (their steps run no kernel row over all)
+        steps = ("sets",)
+    elif needs.sets is None and not needs.linear:
+        steps += ("sets",)
     if needs.quadratic or needs.single:  # those steps alone (rows: no step goes through w)
         steps = ()
     runs = []
     for step in steps:
         driver_ = SMO(
             float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows,
-            check_every=5, linear_steps=step,
+            check_every=5, linear_steps="rows" if step == "sets" else step,
+            kernel_steps="sets" if step == "sets" else "pairs",
         )  # fmt: skip
         # the steps by rows with the run's kernel case (the gradient's kernel sums differ)
-        kernel = Linear() if step == "weights" or needs.linear else RBF(gamma=0.5)
+        linear_kernel = step == "weights" or (needs.linear and step == "rows")
+        kernel = Linear() if linear_kernel else RBF(gamma=0.5)
         runs += [
             (driver_, WeightedSVM(_tiny_data(sparse), C=1.0, kernel=kernel))
             for sparse in _layouts(needs)

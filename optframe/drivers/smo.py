@@ -26,6 +26,7 @@ from optframe.certificate import DEFAULT_GAP_TOL, gap_of
 from optframe.drivers import smo_core as core
 from optframe.drivers import smo_linear as linear
 from optframe.drivers import smo_quadratic as quadratic
+from optframe.drivers import smo_sets as sets
 from optframe.drivers import smo_single as single
 from optframe.drivers._checks import Choice, set_choice, set_count, set_real
 from optframe.drivers.base import Driver, RunContext, clock_timings, driver_result
@@ -133,6 +134,14 @@ class LinearSteps(Choice):
 
     WEIGHTS = "weights"
     ROWS = "rows"
+
+
+class KernelSteps(Choice):
+    """:class:`SMO`'s steps for the RBF and polynomial kernels: working sets, pairs, or by size."""
+
+    AUTO = "auto"
+    SETS = "sets"
+    PAIRS = "pairs"
 
 
 class Stopping(Choice):
@@ -330,12 +339,14 @@ class SMO(Driver):
     check_every: int = 2000
     linear_steps: LinearSteps | Literal["weights", "rows"] = LinearSteps.WEIGHTS
     subproblem_size: int = 4096
+    kernel_steps: KernelSteps | Literal["auto", "sets", "pairs"] = KernelSteps.AUTO
 
     def __post_init__(self) -> None:
         set_real(self, "tol", "SMO")
         set_choice(self, "working_set", WorkingSet, "SMO")
         set_choice(self, "stopping", Stopping, "SMO")
         set_choice(self, "linear_steps", LinearSteps, "SMO")
+        set_choice(self, "kernel_steps", KernelSteps, "SMO")
         set_count(self, "check_every", "SMO")
         set_count(self, "subproblem_size", "SMO", low=2)
         if self.max_iter is not None:
@@ -357,6 +368,12 @@ class SMO(Driver):
         """
         kind = _kernel_code(dual.kernel)[0]
         single_steps = dual.rhs is None
+        by_sets = (
+            kind != 0 and self.stopping != "paper" and bool(dual.plain)
+            and dual.diagonal is None and not single_steps
+            and (self.kernel_steps == "sets"
+                 or (self.kernel_steps == "auto" and dual.n >= sets.SETS_FROM))
+        )  # fmt: skip
         return Needs(
             linear=kind == 0,
             sparse=stays_sparse(dual.X),
@@ -366,6 +383,7 @@ class SMO(Driver):
             ),
             quadratic=dual.diagonal is not None and not single_steps,
             single=single_steps,
+            sets=by_sets,
         )  # fmt: skip
 
     def _run(self, model: Model, context: RunContext, threads: int) -> Result:
@@ -472,15 +490,18 @@ class SMO(Driver):
         if single_steps:
             extra = np.zeros(n) if D0 is None else extra
         through_w = bool(needs.weights)  # linear kernel, plain dual, not the paper's rule
-        row_dtype = np.float32 if self.float32_rows and not through_w else np.float64
+        by_sets = bool(needs.sets)  # kernel working sets: no row over all the variables kept
+        by_rows = not (through_w or by_sets)
+        row_dtype = np.float32 if self.float32_rows and by_rows else np.float64
         Zrow = row_points(Z, row_dtype)
         itemsize = np.dtype(row_dtype).itemsize
-        slots = 0 if through_w else cache_slots(n, self.cache_bytes, itemsize)
+        slots = cache_slots(n, self.cache_bytes, itemsize) if by_rows else 0
         cache = core.row_cache(np.empty((slots, n), dtype=row_dtype), n)
         counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
         counters[core.ACTIVE] = n
         wcount = np.zeros(linear.N_WCOUNT, dtype=np.int64)
         work = np.empty((5, n))
+        set_scratch = (work, np.zeros(n), np.empty(n, dtype=np.int64)) if by_sets else None
         buf = np.empty(n)
         G = fresh_gradient()
         exact, fresh_passes = True, 1
@@ -500,6 +521,7 @@ class SMO(Driver):
         w, gram = np.empty(0), np.empty(0)
         if through_w:
             w = exact_weights()
+        if through_w or by_sets:
             # the working sets' Gram rows: at least two, at most all, within cache_bytes
             q = min(self.subproblem_size, n) + 2
             gram = np.empty(max(2 * q, min(q * q, self.cache_bytes // 8)))
@@ -535,7 +557,13 @@ class SMO(Driver):
             budget = pacer.budget(min(self.check_every, record_every, max_iter - steps))
             if budget <= 0:
                 break
-            if through_w:
+            if by_sets:
+                code, done, gap, dphi = sets.run_chunk(
+                    Zrow, Z, sqn, (kind, gamma, coef0, degree), diag, (a, c, u, kink, sb, sa), x,
+                    G, set_scratch, counters, wcount, float(tol), int(budget), second,
+                    self.subproblem_size, gram,
+                )  # fmt: skip
+            elif through_w:
                 code, done, gap, dphi = linear.run_chunk(
                     Zrow, w, diag, a, c, u, kink, sb, sa, x, G, perm, work, counters, wcount,
                     float(tol), int(budget), second, self.shrinking, shrink_every,
@@ -657,6 +685,7 @@ class SMO(Driver):
             "tol": tol,
             "tightened": tightened,
             "linear_steps": "weights" if through_w else "rows",
+            "kernel_steps": "sets" if by_sets else "pairs",
             "single_steps": single_steps,
             "working_sets": int(wcount[linear.SETS]),
             "gram_rows": int(wcount[linear.GRAM_ROWS]),

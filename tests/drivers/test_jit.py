@@ -60,8 +60,9 @@ def test_cold_cache_compiles_outside_the_time_limit():
         written = [name for _, _, files in os.walk(cache) for name in files]
     timings = json.loads(done.stdout.strip().splitlines()[-1])
     assert timings["status"] != "time_limit", timings
-    # an empty cache means real compilation: seconds, which would have hit the time limit
-    assert timings["compile"] > 1.0, timings
+    # an empty cache means real compilation (0.75 s on a quiet machine, seconds on a busy one;
+    # loading from the cache takes hundredths), which counts outside the time limit
+    assert timings["compile"] > 0.3, timings
     assert timings["total"] < 1.0, timings
     assert timings["build"] + timings["solve"] <= timings["total"] + 1e-9
     assert any(name.endswith(".nbi") for name in written)  # compiled into the given cache
@@ -159,6 +160,7 @@ def test_a_run_compiles_only_what_it_needs():
         "entropy": None,
         "quadratic": False,
         "single": False,
+        "sets": False,
     }
     assert not found["failures"]
     after = set(found["after"])
@@ -187,10 +189,10 @@ import optframe as of
 from optframe import jit, kernel_sums
 from optframe.data import Dataset
 from optframe.drivers import DCD, SMO, CoreVectorMachine, FrankWolfe
-from optframe.drivers import dcd_core, fw_core, smo_core, smo_linear
+from optframe.drivers import dcd_core, fw_core, smo_core, smo_linear, smo_sets
 from optframe.kernels import RBF
 from optframe.models import L2SVM, PULearning, WeightedSVM
-modules = (smo_core, smo_linear, fw_core, dcd_core, kernel_sums)
+modules = (smo_core, smo_linear, smo_sets, fw_core, dcd_core, kernel_sums)
 dispatchers = [v for m in modules for v in vars(m).values() if isinstance(v, Dispatcher)]
 rng = np.random.default_rng(3)
 Xs = sp.random(120, 30, density=0.1, random_state=4, format="csr")
@@ -201,6 +203,8 @@ dense, sparse = Dataset(X=Xd, y=yd), Dataset(X=Xs, y=ys)
 rbf = RBF(gamma=0.2)
 runs = [
     (SMO(), WeightedSVM(sparse, C=1.0, kernel=rbf)),
+    (SMO(kernel_steps="sets"), WeightedSVM(sparse, C=1.0, kernel=rbf)),
+    (SMO(kernel_steps="sets"), WeightedSVM(dense, C=1.0, kernel=rbf)),
     (SMO(), PULearning(Dataset(X=Xd, y=np.where(yd > 0, 1.0, 0.0)), prior=0.4, lam=0.05)),
     (SMO(), WeightedSVM(dense, C=1.0)),
     (DCD(), WeightedSVM(sparse, C=1.0, fit_intercept=False)),

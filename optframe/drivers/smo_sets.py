@@ -1,0 +1,174 @@
+r"""Kernel working sets of :class:`~optframe.drivers.smo.SMO` (RBF and polynomial kernels).
+
+The pair steps of :mod:`optframe.drivers.smo_core` update :math:`G = Qx + c` with two kernel
+rows over all the active variables at every step. Decomposition, as SVMlight and ThunderSVM
+do, updates it once per working set instead:
+
+1. from :math:`G` take the ``q / 2`` variables with the largest ``up`` above
+   :math:`\min \mathrm{low}`, the ``q / 2`` with the smallest ``low`` below
+   :math:`\max \mathrm{up}` and the maximal violating pair
+   (:func:`optframe.drivers.smo_linear.select`);
+2. solve the subproblem in those variables, the others fixed, by the pair steps of
+   :func:`optframe.drivers.smo_core._steps` (second-order selection, exact 1-D steps, snapping,
+   shrinking inside the set) to :math:`\max(\tau, 0.1\,\text{gap})`, with the set's own kernel
+   rows (q values each), computed when a step first needs them and kept within the buffer;
+3. add the moves to :math:`G`: :math:`G_k \mathrel{+}= a_k \sum_l a_l \Delta x_l k(z_k, z_l)`
+   over the moved variables, one pass of :func:`optframe.kernel_sums.kernel_sums` over all the
+   variables, in blocks spread over the threads.
+
+A step costs O(q) and the set's rows instead of O(m) and rows over the m active variables; the
+kernel values over all the variables are computed once per moved variable and set, in one
+parallel region per set, so a second thread shares the bulk of the work. Only plain duals
+(:math:`M = K`, no diagonal of the dual's own) with an equality row go this way; the variables
+keep their positions (no shrinking outside the sets).
+
+Call only :func:`one_set` from Python (see :mod:`optframe.drivers.smo_linear` on numba's cache:
+an edit of ``smo_core`` or ``smo_linear`` needs this file touched as well).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+from optframe.drivers import smo_core as core
+from optframe.drivers import smo_linear as linear
+from optframe.kernel_sums import kernel_sums
+
+#: Variables from which ``kernel_steps="auto"`` takes working sets (below, the pair steps' row
+#: cache holds most of the kernel matrix and a set would be the whole problem).
+SETS_FROM = 4096
+
+
+@numba.njit(cache=True)
+def _subproblem(
+    Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount, tol, n_iter,
+    second, gram, every,
+):  # fmt: skip
+    """Pair steps on the variables ``B`` (the others fixed); returns (code, steps, dphi, xB)."""
+    q = B.shape[0]
+    Zb = linear._local_points(Z, B)
+    aB, uB, kB, sbB, saB = a[B], u[B], kink[B], sb[B], sa[B]
+    xB, NGB, diagB, sqnB = x[B], NG[B], diag[B], sqn[B]
+    cB, GB, GpB = np.zeros(q), np.empty(q), np.empty(q)
+    permB = np.arange(q)
+    up_off, low_off, low = np.empty(q), np.empty(q), np.empty(q)
+    slots = max(2, min(q, gram.shape[0] // q))
+    cache = core.row_cache(gram[: slots * q].reshape((slots, q)), q)
+    counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
+    counters[core.ACTIVE] = q
+    buf = np.empty(q)
+    terms = (np.ones(q), 0.0, 0.0, True)
+    code, steps, _, dphi = core._steps(
+        Zb, sqnB, kind, gamma, coef0, degree, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB,
+        NGB, GpB, permB, up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
+        False, True, min(q, every), 1e-12, core.SERIAL,
+    )  # fmt: skip
+    wcount[linear.GRAM_ROWS] += counters[core.ROWS]
+    if steps > 0:
+        wcount[linear.LAST_I] = B[counters[core.LAST_I]]
+        wcount[linear.LAST_J] = B[counters[core.LAST_J]]
+    moved = np.empty(q)
+    for p in range(q):  # back from the positions shrinking moved them to
+        moved[permB[p]] = xB[p]
+    return code, steps, dphi, moved
+
+
+@numba.njit(cache=True)
+def one_set(
+    Z, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G, dx, work, where,
+    wcount, tol, n_iter, second, q, gram, every,
+):  # fmt: skip
+    r"""One working set: returns (code, steps, gap, objective change, moved).
+
+    code 1: the rule holds on ``G`` (no step); 2: the set could not decrease the dual; else 0.
+    ``x`` takes the set's new values and ``dx`` (n) the changes (zero elsewhere); ``G`` is not
+    updated (the caller adds ``dx`` by :func:`optframe.kernel_sums.kernel_sums`). ``work`` is
+    (5, n) scratch, ``where`` n integers of scratch.
+    """
+    n = x.shape[0]
+    up_off, low_off, low, NG, keys = work[0], work[1], work[2], work[3], work[4]
+    for k in range(n):
+        NG[k] = -a[k] * G[k]
+        dx[k] = 0.0
+    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), n)  # not a literal
+    gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
+    gap = gmax - gmin
+    if gap <= tol:
+        return 1, 0, gap, 0.0, 0
+    B = linear.select(NG, up_off, low, gmax, gmin, imax, jmin, n, q, keys, where)
+    inner_tol = max(tol, linear.INNER_FRACTION * gap)
+    code, steps, dphi, xB = _subproblem(
+        Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount,
+        inner_tol, n_iter, second, gram, every,
+    )  # fmt: skip
+    wcount[linear.SETS] += 1
+    moved = 0
+    for t in range(B.shape[0]):
+        k = B[t]
+        change = xB[t] - x[k]
+        if change != 0.0:
+            dx[k] = change
+            x[k] = xB[t]
+            moved += 1
+    if steps == 0 and code == 2:
+        return 2, 0, gap, 0.0, 0
+    return 0, steps, gap, dphi, moved
+
+
+def run_chunk(
+    Zrow: tuple,
+    Zsum: tuple,
+    sqn: NDArray[np.float64],
+    kernel: tuple[int, float, float, float],
+    diag: NDArray[np.float64],
+    dual: tuple[NDArray[np.float64], ...],
+    x: NDArray[np.float64],
+    G: NDArray[np.float64],
+    scratch: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]],
+    counters: NDArray[np.int64],
+    wcount: NDArray[np.int64],
+    tol: float,
+    n_iter: int,
+    second: bool,
+    q: int,
+    gram: NDArray[np.float64],
+) -> tuple[int, int, float, float]:
+    """Working sets for at most ``n_iter`` pair steps; return (code, steps, gap, dphi).
+
+    The codes of :func:`optframe.drivers.smo_core.run_chunk` (never 3: nothing is shrunk).
+    ``Zrow``: the points in the steps' layout (:func:`optframe.drivers.smo.row_points`);
+    ``Zsum``: the same points in :func:`optframe.kernel_sums.points`'s layout, in the same
+    order; ``dual = (a, c, u, kink, sb, sa)``; ``scratch = (work (5, n), dx (n), where (n))``.
+    """
+    kind, gamma, coef0, degree = kernel
+    a, c, u, kink, sb, sa = dual
+    work, dx, where = scratch
+    n = x.shape[0]
+    done, dphi, gap = 0, 0.0, np.inf
+    chunk = numba.set_parallel_chunksize(1)  # blocks to whichever thread is free
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):  # BLAS inside the threads
+            while True:
+                code, steps, gap, step_phi, moved = one_set(
+                    Zrow, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G,
+                    dx, work, where, wcount, tol, int(n_iter - done), second, q, gram,
+                    linear.INNER_SHRINK,
+                )  # fmt: skip
+                if code == 1 or code == 2:
+                    return int(code), done, float(gap), dphi
+                if moved:
+                    kernel_sums(Zsum, sqn, kind, gamma, coef0, degree, a, G, dx, 0, n, G)
+                    counters[core.ROWS] += moved
+                done += int(steps)
+                dphi += float(step_phi)
+                counters[core.STEPS] += steps
+                if steps > 0:
+                    counters[core.LAST_I] = wcount[linear.LAST_I]
+                    counters[core.LAST_J] = wcount[linear.LAST_J]
+                if done >= n_iter:
+                    return 0, done, float(gap), dphi
+    finally:
+        numba.set_parallel_chunksize(chunk)
