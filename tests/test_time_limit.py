@@ -76,8 +76,10 @@ def smo_model():
     return WeightedSVM(_ring(n=6000, m=100), C=1000.0, kernel=RBF(gamma=0.1))
 
 
-def test_smo_stops_on_time(smo_model):
-    _stops_on_time(smo_model, SMO(check_every=HUGE, tol=1e-12, shrinking=False))
+@pytest.mark.parametrize("steps", ["pairs", "sets"])
+def test_smo_stops_on_time(smo_model, steps):
+    driver = SMO(check_every=HUGE, tol=1e-12, shrinking=False, kernel_steps=steps)
+    assert _stops_on_time(smo_model, driver).stats["kernel_steps"] == steps
 
 
 @pytest.mark.parametrize(
