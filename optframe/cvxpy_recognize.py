@@ -677,6 +677,7 @@ def _pieces(leaves: list[_Leaf], read: _AffineReader, base: Affine, keys: list[i
 
     def total(weight: NDArray[np.float64], value: Any) -> float:
         return float(np.sum(np.broadcast_to(weight * value, (n,))))
+
     for index, (leaf, weight) in enumerate(zip(leaves, weights, strict=True)):
         c = float(weight[at if weight.size > 1 else 0])
         if index and not np.allclose(weight, c * s, rtol=1e-9, atol=1e-12 * c):
