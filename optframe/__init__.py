@@ -4,7 +4,8 @@ The front door is :func:`solve`. Models live in :mod:`optframe.models`, drivers 
 :mod:`optframe.drivers`, back-ends in :mod:`optframe.solvers`, data in :mod:`optframe.data`.
 """
 
-import optframe._numba_cache  # noqa: F401  first: a writable numba cache before any kernel
+import optframe._numba_cache  # first: a writable numba cache before any kernel
+import optframe._openmp  # noqa: F401  before OpenMP loads: idle threads sleep, not spin
 from optframe.backend import Backend, BackendResult, SolveOptions
 from optframe.cvxpy_problem import CvxpyProblem, from_cvxpy
 from optframe.errors import (

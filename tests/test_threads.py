@@ -136,3 +136,38 @@ def test_a_solve_in_another_thread_leaves_this_threads_numba_count(monkeypatch):
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     assert spy.numba_seen == [min(2, numba.config.NUMBA_NUM_THREADS)]
+
+
+OPENMP_POLICY = """
+import os, sys
+import optframe
+import numba, numpy as np
+
+@numba.njit(parallel=True)
+def total(x):
+    s = 0.0
+    for i in numba.prange(x.size):
+        s += x[i]
+    return s
+
+total(np.ones(10))
+print(os.environ.get("OMP_WAIT_POLICY"), numba.threading_layer())
+"""
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_sleep_unless_the_user_chose(given, expected):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", OPENMP_POLICY], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    policy, layer = done.stdout.split()
+    assert policy == expected
+    assert layer == "omp"  # the pool the policy is for
