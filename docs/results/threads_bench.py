@@ -5,7 +5,8 @@ count (BLAS and numba's pool at ``t`` threads) or ``default`` (``threads`` not g
 pool at all its threads, BLAS at one; :mod:`optframe.threads`), the settings alternating,
 ``repeats`` times each, after a warm-up solve; the medians are printed with the load
 average. ``--load`` also starts a process that spins on one core for the whole run (the
-shared-machine case). ``--json FILE`` appends one line per job and setting.
+shared-machine case); ``--load blas`` one that multiplies matrices on two BLAS threads (other
+multi-threaded work). ``--json FILE`` appends one line per job and setting.
 
 Jobs: the RBF SVM on a9a by SMO (30,162 training rows, kernel cache 2000 MiB), LAD at
 300,000 x 40 by AID (HiGHS) and by Direct on ``fn``, the hinge on ijcnn1 (49,990 x 22, no
@@ -13,6 +14,7 @@ intercept) by DCD and the logistic loss on ijcnn1 (intercept) by PrimalNewton::
 
     python docs/results/threads_bench.py --repeats 3 --json docs/results/threads_runs.jsonl
     python docs/results/threads_bench.py --repeats 3 --load --json docs/results/threads_runs.jsonl
+    python docs/results/threads_bench.py --repeats 3 --load blas --only smo aid
     python docs/results/threads_bench.py --repeats 3 --threads 1 --tree ../optframe-before
 
 ``--tree DIR`` imports optframe from another checkout (the A/B at one thread: run it with
@@ -31,6 +33,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+# The other work beside a loaded run: a Python loop on one core, or NumPy's matrix products on
+# two BLAS threads (OpenBLAS's pool, whose threads spin while they wait for work).
+LOADS = {
+    "spin": "while True: pass",
+    "blas": "import numpy as np\na = np.random.rand(800, 800)\nwhile True: a @ a",
+}
+LOAD_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
 
 
 def jobs() -> dict[str, Callable[[int], Any]]:
@@ -89,7 +99,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", nargs="+", default=["1", "default", "2"])
-    parser.add_argument("--load", action="store_true", help="spin one core during the run")
+    parser.add_argument(
+        "--load", nargs="?", const="spin", choices=["spin", "blas"],
+        help="beside the run: spin one core (spin, the default) or multiply matrices on two "
+        "BLAS threads (blas: other multi-threaded work)",
+    )  # fmt: skip
     parser.add_argument("--only", nargs="+", help="job names to run (substrings)")
     parser.add_argument("--tree", help="import optframe from this checkout")
     parser.add_argument("--json", help="append one JSON line per job and thread count")
@@ -100,7 +114,7 @@ def main() -> None:
 
     spinner = None
     if args.load:
-        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        spinner = subprocess.Popen([sys.executable, "-c", LOADS[args.load]], env=LOAD_ENV)
     try:
         chosen = {
             name: run
