@@ -255,17 +255,31 @@ def _local_points(Z, B):
 def _subproblem(
     Z, B, diag, a, u, kink, sb, sa, x, NG, wcount, tol, n_iter, second, eps_snap, gram, every
 ):
+    """:func:`subproblem` of the linear kernel (its diagonal the squared norms)."""
+    return subproblem(
+        Z, B, diag, 0, 0.0, 0.0, 1.0, diag, a, u, kink, sb, sa, x, NG, wcount, tol, n_iter,
+        second, eps_snap, gram, every,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def subproblem(
+    Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount, tol, n_iter,
+    second, eps_snap, gram, every,
+):  # fmt: skip
     r"""Pair steps on the variables ``B`` (the others fixed); returns (code, steps, dphi, xB).
 
-    The subproblem's gradient is ``G`` on B (``NG`` is :math:`-a \circ G`); its Gram rows are
-    computed when needed, in an LRU cache in ``gram`` (at least two rows; one buffer for all the
-    working sets, so its pages are not faulted in again for each).
+    The subproblem's gradient is ``G`` on B (``NG`` is :math:`-a \circ G`); its kernel rows
+    (``kind``, ``gamma``, ``coef0``, ``degree`` and the squared norms ``sqn`` of
+    :func:`optframe.drivers.smo_core.get_row`) are computed when needed, in an LRU cache in
+    ``gram`` (at least two rows; one buffer for all the working sets, so its pages are not
+    faulted in again for each). Also the subproblem of
+    :mod:`optframe.drivers.smo_sets`.
     """
     q = B.shape[0]
     Zb = _local_points(Z, B)
     aB, uB, kB, sbB, saB = a[B], u[B], kink[B], sb[B], sa[B]
-    xB, NGB, diagB = x[B], NG[B], diag[B]
-    sqnB = diagB.copy()
+    xB, NGB, diagB, sqnB = x[B], NG[B], diag[B], sqn[B]
     cB, GB, GpB = np.zeros(q), np.empty(q), np.empty(q)
     permB = np.arange(q)
     up_off, low_off, low = np.empty(q), np.empty(q), np.empty(q)
@@ -276,8 +290,8 @@ def _subproblem(
     buf = np.empty(q)
     terms = (np.ones(q), 0.0, 0.0, True)
     code, steps, _, dphi = core._steps(
-        Zb, sqnB, 0, 0.0, 0.0, 1.0, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB, NGB, GpB, permB,
-        up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
+        Zb, sqnB, kind, gamma, coef0, degree, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB,
+        NGB, GpB, permB, up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
         False, True, min(q, every), eps_snap, core.SERIAL,
     )  # fmt: skip
     wcount[GRAM_ROWS] += counters[core.ROWS]

@@ -43,40 +43,6 @@ SETS_FROM = 4096
 
 
 @numba.njit(cache=True)
-def _subproblem(
-    Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount, tol, n_iter,
-    second, gram, every,
-):  # fmt: skip
-    """Pair steps on the variables ``B`` (the others fixed); returns (code, steps, dphi, xB)."""
-    q = B.shape[0]
-    Zb = linear._local_points(Z, B)
-    aB, uB, kB, sbB, saB = a[B], u[B], kink[B], sb[B], sa[B]
-    xB, NGB, diagB, sqnB = x[B], NG[B], diag[B], sqn[B]
-    cB, GB, GpB = np.zeros(q), np.empty(q), np.empty(q)
-    permB = np.arange(q)
-    up_off, low_off, low = np.empty(q), np.empty(q), np.empty(q)
-    slots = max(2, min(q, gram.shape[0] // q))
-    cache = core.row_cache(gram[: slots * q].reshape((slots, q)), q)
-    counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
-    counters[core.ACTIVE] = q
-    buf = np.empty(q)
-    terms = (np.ones(q), 0.0, 0.0, True)
-    code, steps, _, dphi = core._steps(
-        Zb, sqnB, kind, gamma, coef0, degree, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB,
-        NGB, GpB, permB, up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
-        False, True, min(q, every), 1e-12, core.SERIAL,
-    )  # fmt: skip
-    wcount[linear.GRAM_ROWS] += counters[core.ROWS]
-    if steps > 0:
-        wcount[linear.LAST_I] = B[counters[core.LAST_I]]
-        wcount[linear.LAST_J] = B[counters[core.LAST_J]]
-    moved = np.empty(q)
-    for p in range(q):  # back from the positions shrinking moved them to
-        moved[permB[p]] = xB[p]
-    return code, steps, dphi, moved
-
-
-@numba.njit(cache=True)
 def one_set(
     Z, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G, dx, work, where,
     wcount, tol, n_iter, second, q, gram, every,
@@ -100,9 +66,9 @@ def one_set(
         return 1, 0, gap, 0.0, 0
     B = linear.select(NG, up_off, low, gmax, gmin, imax, jmin, n, q, keys, where)
     inner_tol = max(tol, linear.INNER_FRACTION * gap)
-    code, steps, dphi, xB = _subproblem(
+    code, steps, dphi, xB = linear.subproblem(
         Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount,
-        inner_tol, n_iter, second, gram, every,
+        inner_tol, n_iter, second, 1e-12, gram, every,
     )  # fmt: skip
     wcount[linear.SETS] += 1
     moved = 0
