@@ -211,12 +211,22 @@ def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.losses import SquaredHinge
     from optframe.models import EmpiricalRisk
 
-    driver_ = SMO(
-        float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows, check_every=5,
-    )  # fmt: skip
     kernel = Linear() if needs.linear else RBF(gamma=0.5)
+    # the pair steps, or the kernel working sets (never for the linear kernel), or both
+    steps = {None: ("pairs", "sets"), True: ("sets",), False: ("pairs",)}[needs.sets]
+    if needs.linear:
+        steps = ("pairs",)
     return [
-        (driver_, EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel))
+        (
+            SMO(
+                float32_rows=driver.float32_rows,
+                parallel_rows=driver.parallel_rows,
+                check_every=5,
+                kernel_steps=step,
+            ),
+            EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel),
+        )
+        for step in steps
         for sparse in _layouts(needs)
     ]
 

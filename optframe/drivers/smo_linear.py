@@ -276,32 +276,48 @@ def subproblem(
     faulted in again for each). Also the subproblem of
     :mod:`optframe.drivers.smo_sets`.
     """
+    Zb, sqnB, diagB, aB, uB, kB, sbB, saB, xB, NGB, permB, work, cache, counters, buf = set_state(
+        Z, B, sqn, diag, a, u, kink, sb, sa, x, NG, gram
+    )
+    q = B.shape[0]
+    terms = (np.ones(q), 0.0, 0.0, True)
+    code, steps, _, dphi = core._steps(
+        Zb, sqnB, kind, gamma, coef0, degree, terms, diagB, aB, work[0], uB, kB, sbB, saB, xB,
+        work[1], NGB, work[2], permB, work[3], work[4], work[5], cache, counters, buf, tol,
+        n_iter, second, False, True, min(q, every), eps_snap, core.SERIAL,
+    )  # fmt: skip
+    return code, steps, dphi, set_result(B, xB, permB, counters, wcount, steps)
+
+
+@numba.njit(cache=True)
+def set_state(Z, B, sqn, diag, a, u, kink, sb, sa, x, NG, gram):
+    """A working set's own arrays: its points, its variables' values, scratch and row cache.
+
+    ``work`` (6, q): the zero linear term, the gradient, scratch, and the ``up`` and ``low``
+    offsets and ``low`` of the scans.
+    """
     q = B.shape[0]
     Zb = _local_points(Z, B)
-    aB, uB, kB, sbB, saB = a[B], u[B], kink[B], sb[B], sa[B]
-    xB, NGB, diagB, sqnB = x[B], NG[B], diag[B], sqn[B]
-    cB, GB, GpB = np.zeros(q), np.empty(q), np.empty(q)
-    permB = np.arange(q)
-    up_off, low_off, low = np.empty(q), np.empty(q), np.empty(q)
+    work = np.zeros((6, q))
     slots = max(2, min(q, gram.shape[0] // q))
     cache = core.row_cache(gram[: slots * q].reshape((slots, q)), q)
     counters = np.zeros(core.N_COUNTERS, dtype=np.int64)
     counters[core.ACTIVE] = q
-    buf = np.empty(q)
-    terms = (np.ones(q), 0.0, 0.0, True)
-    code, steps, _, dphi = core._steps(
-        Zb, sqnB, kind, gamma, coef0, degree, terms, diagB, aB, cB, uB, kB, sbB, saB, xB, GB,
-        NGB, GpB, permB, up_off, low_off, low, cache, counters, buf, tol, n_iter, second,
-        False, True, min(q, every), eps_snap, core.SERIAL,
-    )  # fmt: skip
+    return (Zb, sqn[B], diag[B], a[B], u[B], kink[B], sb[B], sa[B], x[B], NG[B], np.arange(q),
+            work, cache, counters, np.empty(q))  # fmt: skip
+
+
+@numba.njit(cache=True)
+def set_result(B, xB, permB, counters, wcount, steps):
+    """The set's new values in B's order; the Gram rows and the last pair into ``wcount``."""
     wcount[GRAM_ROWS] += counters[core.ROWS]
     if steps > 0:  # the last pair, as positions of the whole problem
         wcount[LAST_I] = B[counters[core.LAST_I]]
         wcount[LAST_J] = B[counters[core.LAST_J]]
-    moved = np.empty(q)
-    for p in range(q):  # back from the positions shrinking moved them to
+    moved = np.empty(B.shape[0])
+    for p in range(B.shape[0]):  # back from the positions shrinking moved them to
         moved[permB[p]] = xB[p]
-    return code, steps, dphi, moved
+    return moved
 
 
 @numba.njit(cache=True)

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from optframe.drivers import smo_core as core
 from optframe.drivers import smo_linear as linear
+from optframe.drivers import smo_quadratic as quadratic
 from optframe.kernel_sums import kernel_sums
 
 #: Variables from which ``kernel_steps="auto"`` takes working sets (below, the pair steps' row
@@ -54,6 +55,46 @@ def one_set(
     updated (the caller adds ``dx`` by :func:`optframe.kernel_sums.kernel_sums`). ``work`` is
     (5, n) scratch, ``where`` n integers of scratch.
     """
+    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q)
+    if gap <= tol:
+        return 1, 0, gap, 0.0, 0
+    code, steps, dphi, xB = linear.subproblem(
+        Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, work[3], wcount,
+        max(tol, linear.INNER_FRACTION * gap), n_iter, second, 1e-12, gram, every,
+    )  # fmt: skip
+    return _apply(B, xB, x, dx, wcount, code, steps, gap, dphi)
+
+
+@numba.njit(cache=True)
+def one_set_quadratic(
+    Z, sqn, kind, gamma, coef0, degree, diag, extra, a, c, u, kink, sb, sa, x, G, dx, work,
+    where, wcount, tol, n_iter, second, q, gram, every,
+):  # fmt: skip
+    r""":func:`one_set` for a dual with a diagonal ``extra`` of its own (:math:`D`).
+
+    The subproblem takes the steps of :mod:`optframe.drivers.smo_quadratic` (``diag`` holds
+    :math:`M_{ii} + D_i`); the caller adds :math:`D \circ dx` to ``G`` with the kernel sum.
+    """
+    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q)
+    if gap <= tol:
+        return 1, 0, gap, 0.0, 0
+    Zb, sqnB, diagB, aB, uB, kB, sbB, saB, xB, NGB, permB, scratch, cache, counters, buf = (
+        linear.set_state(Z, B, sqn, diag, a, u, kink, sb, sa, x, work[3], gram)
+    )
+    size = B.shape[0]
+    code, steps, _, dphi = quadratic._steps(
+        Zb, sqnB, kind, gamma, coef0, degree, (np.ones(size), 0.0, 0.0, True), diagB,
+        extra[B], aB, scratch[0], uB, kB, sbB, saB, xB, NGB, permB, scratch[3], scratch[4],
+        scratch[5], cache, counters, buf, max(tol, linear.INNER_FRACTION * gap), n_iter,
+        second, True, min(size, every), 1e-12, core.SERIAL,
+    )  # fmt: skip
+    xB = linear.set_result(B, xB, permB, counters, wcount, steps)
+    return _apply(B, xB, x, dx, wcount, code, steps, gap, dphi)
+
+
+@numba.njit(cache=True)
+def _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q):
+    """The rule's gap on ``G`` and, above ``tol``, the working set (``work[3]`` := -a G)."""
     n = x.shape[0]
     up_off, low_off, low, NG, keys = work[0], work[1], work[2], work[3], work[4]
     for k in range(n):
@@ -63,13 +104,13 @@ def one_set(
     gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
     gap = gmax - gmin
     if gap <= tol:
-        return 1, 0, gap, 0.0, 0
-    B = linear.select(NG, up_off, low, gmax, gmin, imax, jmin, n, q, keys, where)
-    inner_tol = max(tol, linear.INNER_FRACTION * gap)
-    code, steps, dphi, xB = linear.subproblem(
-        Z, B, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, NG, wcount,
-        inner_tol, n_iter, second, 1e-12, gram, every,
-    )  # fmt: skip
+        return gap, np.empty(0, dtype=np.int64)
+    return gap, linear.select(NG, up_off, low, gmax, gmin, imax, jmin, n, q, keys, where)
+
+
+@numba.njit(cache=True)
+def _apply(B, xB, x, dx, wcount, code, steps, gap, dphi):
+    """The set's new values into ``x`` and its changes into ``dx``; one_set's return."""
     wcount[linear.SETS] += 1
     moved = 0
     for t in range(B.shape[0]):
@@ -90,6 +131,7 @@ def run_chunk(
     sqn: NDArray[np.float64],
     kernel: tuple[int, float, float, float],
     diag: NDArray[np.float64],
+    extra: NDArray[np.float64] | None,
     dual: tuple[NDArray[np.float64], ...],
     x: NDArray[np.float64],
     G: NDArray[np.float64],
@@ -107,7 +149,8 @@ def run_chunk(
     The codes of :func:`optframe.drivers.smo_core.run_chunk` (never 3: nothing is shrunk).
     ``Zrow``: the points in the steps' layout (:func:`optframe.drivers.smo.row_points`);
     ``Zsum``: the same points in :func:`optframe.kernel_sums.points`'s layout, in the same
-    order; ``dual = (a, c, u, kink, sb, sa)``; ``scratch = (work (5, n), dx (n), where (n))``.
+    order; ``extra`` the dual's own diagonal :math:`D` or ``None``;
+    ``dual = (a, c, u, kink, sb, sa)``; ``scratch = (work (5, n), dx (n), where (n))``.
     """
     kind, gamma, coef0, degree = kernel
     a, c, u, kink, sb, sa = dual
@@ -118,15 +161,24 @@ def run_chunk(
     try:
         with threadpool_limits(limits=1, user_api="blas"):  # BLAS inside the threads
             while True:
-                code, steps, gap, step_phi, moved = one_set(
-                    Zrow, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G,
-                    dx, work, where, wcount, tol, int(n_iter - done), second, q, gram,
-                    linear.INNER_SHRINK,
-                )  # fmt: skip
+                if extra is None:
+                    code, steps, gap, step_phi, moved = one_set(
+                        Zrow, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x,
+                        G, dx, work, where, wcount, tol, int(n_iter - done), second, q, gram,
+                        linear.INNER_SHRINK,
+                    )  # fmt: skip
+                else:
+                    code, steps, gap, step_phi, moved = one_set_quadratic(
+                        Zrow, sqn, kind, gamma, coef0, degree, diag, extra, a, c, u, kink, sb,
+                        sa, x, G, dx, work, where, wcount, tol, int(n_iter - done), second, q,
+                        gram, linear.INNER_SHRINK,
+                    )  # fmt: skip
                 if code == 1 or code == 2:
                     return int(code), done, float(gap), dphi
                 if moved:
                     kernel_sums(Zsum, sqn, kind, gamma, coef0, degree, a, G, dx, 0, n, G)
+                    if extra is not None:
+                        G += extra * dx
                     counters[core.ROWS] += moved
                 done += int(steps)
                 dphi += float(step_phi)

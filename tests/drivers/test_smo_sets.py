@@ -58,6 +58,22 @@ def test_weighted_svm_by_sets_matches_direct(layout, size):
         assert result.stats["working_sets"] > 10
 
 
+@pytest.mark.parametrize("size", [8, 4096])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_squared_hinge_by_sets_matches_direct(sparse, size):
+    """The L2-loss SVM's standard dual: a diagonal of its own, no upper bounds."""
+    X, y = svm_data(n=300, density=0.2 if sparse else 1.0, seed=6)
+    weights = np.random.default_rng(7).uniform(0.5, 2.0, y.size)
+    data = Dataset(X=sp.csr_array(X) if sparse else X, y=y, sample_weight=weights)
+    model = EmpiricalRisk(data, SquaredHinge(), kernel=RBF(gamma=0.2), C=3.0)
+    ref = direct(model)
+    driver = SMO(tol=1e-6, subproblem_size=size, check_every=50, kernel_steps="sets")
+    result = of.solve(model, driver=driver)
+    check_against(result, ref, model)
+    if size == 8:
+        assert result.stats["working_sets"] > 10
+
+
 def test_polynomial_kernel_by_sets_matches_direct():
     X, y = svm_data(n=300, d=6)
     model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=Polynomial(degree=2, gamma=0.3))
@@ -101,18 +117,18 @@ def test_which_steps_run():
     rbf = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.2))
     assert of.solve(rbf, driver=SMO()).stats["kernel_steps"] == "pairs"  # auto: a small problem
     assert of.solve(rbf, driver=SMO(kernel_steps="sets")).stats["kernel_steps"] == "sets"
-    # the paper's rule, the linear kernel, a dual without the equality row or with a diagonal of
-    # its own: always pairs (or the steps through w)
+    # the paper's rule, the linear kernel, a dual without the equality row: always pairs (or the
+    # steps through w)
     pu = PULearning(pu_data(), prior=0.4, lam=1e-2, kernel=RBF(gamma=0.5))
     paper = of.solve(pu, driver=SMO(stopping="paper", kernel_steps="sets"))
     assert paper.stats["kernel_steps"] == "pairs"
     linear = WeightedSVM(Dataset(X=X, y=y), C=1.0)
     assert of.solve(linear, driver=SMO(kernel_steps="sets")).stats["kernel_steps"] == "pairs"
-    for intercept in (True, False):
+    for intercept, steps in ((True, "sets"), (False, "pairs")):  # no equality row: pairs
         l2 = EmpiricalRisk(Dataset(X=X, y=y), SquaredHinge(), kernel=RBF(gamma=0.2),
                            fit_intercept=intercept)  # fmt: skip
         result = of.solve(l2, driver=SMO(kernel_steps="sets"))
-        assert result.stats["kernel_steps"] == "pairs"
+        assert result.stats["kernel_steps"] == steps
         assert result.status is of.Status.OPTIMAL
     with pytest.raises(ModelError, match="kernel_steps"):
         SMO(kernel_steps="blocks")
