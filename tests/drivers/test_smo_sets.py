@@ -40,6 +40,16 @@ def check_against(result, ref, model):
     assert all(b >= a - 1e-12 * scale for a, b in itertools.pairwise(duals))
 
 
+def by_sets_against_direct(model, size):
+    """The sets of ``size`` variables at tol 1e-6 against Direct (many sets when size is 8)."""
+    ref = direct(model)
+    driver = SMO(tol=1e-6, subproblem_size=size, check_every=50, kernel_steps="sets")
+    result = of.solve(model, driver=driver)
+    check_against(result, ref, model)
+    if size == 8:
+        assert result.stats["working_sets"] > 10
+
+
 @pytest.mark.parametrize("size", [8, 64, 4096])  # many sets, a few, one holding every variable
 @pytest.mark.parametrize("layout", ["dense", "sparse", "binary"])
 def test_weighted_svm_by_sets_matches_direct(layout, size):
@@ -50,12 +60,7 @@ def test_weighted_svm_by_sets_matches_direct(layout, size):
         X = sp.csr_array(X) if layout == "sparse" else X
     weights = np.random.default_rng(5).uniform(0.5, 2.0, y.size)
     model = WeightedSVM(Dataset(X=X, y=y), C=2.0, sample_weight=weights, kernel=RBF(gamma=0.2))
-    ref = direct(model)
-    driver = SMO(tol=1e-6, subproblem_size=size, check_every=50, kernel_steps="sets")
-    result = of.solve(model, driver=driver)
-    check_against(result, ref, model)
-    if size == 8:
-        assert result.stats["working_sets"] > 10
+    by_sets_against_direct(model, size)
 
 
 @pytest.mark.parametrize("size", [8, 4096])
@@ -66,12 +71,7 @@ def test_squared_hinge_by_sets_matches_direct(sparse, size):
     weights = np.random.default_rng(7).uniform(0.5, 2.0, y.size)
     data = Dataset(X=sp.csr_array(X) if sparse else X, y=y, sample_weight=weights)
     model = EmpiricalRisk(data, SquaredHinge(), kernel=RBF(gamma=0.2), C=3.0)
-    ref = direct(model)
-    driver = SMO(tol=1e-6, subproblem_size=size, check_every=50, kernel_steps="sets")
-    result = of.solve(model, driver=driver)
-    check_against(result, ref, model)
-    if size == 8:
-        assert result.stats["working_sets"] > 10
+    by_sets_against_direct(model, size)
 
 
 def test_polynomial_kernel_by_sets_matches_direct():
