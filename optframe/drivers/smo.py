@@ -64,6 +64,20 @@ def _kernel_code(kernel: Kernel) -> tuple[int, float, float, float]:
     return code
 
 
+def _rows_are_kernel(dual: BoxQPDual) -> bool:
+    """Whether the steps' rows are the kernel's own (M = K).
+
+    A plain dual, or one whose diagonal of its own sits beside unsigned, unshifted rows (the
+    squared hinge's standard dual: D enters the steps, not the rows).
+    """
+    if dual.plain:
+        return True
+    return (
+        dual.diagonal is not None and float(dual.kernel_shift) == 0.0 and float(dual.ridge) == 0.0
+        and (dual.row_sign is None or bool(np.all(np.asarray(dual.row_sign) == 1.0)))
+    )  # fmt: skip
+
+
 def row_points(Z: tuple, dtype: Any = np.float64) -> tuple:
     """Private points for kernel rows, which the steps permute in place (see smo_core).
 
@@ -383,15 +397,8 @@ class SMO(Driver):
         """
         kind = _kernel_code(dual.kernel)[0]
         single_steps = dual.rhs is None
-        # rows of the kernel itself: a plain dual, or a diagonal of its own beside unsigned,
-        # unshifted rows (the squared hinge's standard dual)
-        kernel_rows = bool(dual.plain) or (
-            dual.diagonal is not None and float(dual.kernel_shift) == 0.0
-            and float(dual.ridge) == 0.0
-            and (dual.row_sign is None or bool(np.all(np.asarray(dual.row_sign) == 1.0)))
-        )  # fmt: skip
         by_sets = (
-            kind != 0 and self.stopping != "paper" and kernel_rows and not single_steps
+            kind != 0 and self.stopping != "paper" and _rows_are_kernel(dual) and not single_steps
             and (self.kernel_steps == "sets"
                  or (self.kernel_steps == "auto" and dual.n >= sets.SETS_FROM
                      and dual.diagonal is None))
@@ -456,12 +463,10 @@ class SMO(Driver):
         x = np.clip(x, 0.0, u0)
         sqn0 = np.array(Linear().diagonal(X), dtype=np.float64)  # squared norms
         # Q = diag(a) M diag(a), M = diag(r) (K + shift) diag(r) + ridge I (see smo_core)
-        plain, shift, ridge = dual.plain, float(dual.kernel_shift), float(dual.ridge)
+        plain, shift, ridge = _rows_are_kernel(dual), float(dual.kernel_shift), float(dual.ridge)
         r0 = np.ones(n) if dual.row_sign is None else np.array(dual.row_sign, dtype=np.float64)
         # a diagonal D of the dual's own (quadratic loss pieces): its steps add it themselves
         D0 = None if dual.diagonal is None else np.array(dual.diagonal, dtype=np.float64)
-        if D0 is not None:  # the rows are M's without D: D enters the steps, not the rows
-            plain = bool(np.all(r0 == 1.0)) and shift == 0.0 and ridge == 0.0
         q0 = a0 * r0  # the sign of Q's rows
 
         exact_x, exact_G = np.zeros(n), np.array(c0)  # the last exact gradient (orig. order)
@@ -582,7 +587,7 @@ class SMO(Driver):
             if by_sets:
                 code, done, gap, dphi = sets.run_chunk(
                     Zrow, Z, sqn, (kind, gamma, coef0, degree), diag,
-                    None if D0 is None else extra, (a, c, u, kink, sb, sa), x, G, set_scratch,
+                    None if D0 is None else extra, (a, u, kink, sb, sa), x, G, set_scratch,
                     counters, wcount, float(tol), int(budget), second, self.subproblem_size, gram,
                 )  # fmt: skip
             elif through_w:

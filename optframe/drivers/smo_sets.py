@@ -18,9 +18,11 @@ do, updates it once per working set instead:
 
 A step costs O(q) and the set's rows instead of O(m) and rows over the m active variables; the
 kernel values over all the variables are computed once per moved variable and set, in one
-parallel region per set, so a second thread shares the bulk of the work. Only plain duals
-(:math:`M = K`, no diagonal of the dual's own) with an equality row go this way; the variables
-keep their positions (no shrinking outside the sets).
+parallel region per set, so a second thread shares the bulk of the work. Only duals whose
+rows are the kernel's (:math:`M = K`) with an equality row go this way; a diagonal :math:`D`
+of the dual's own (the squared hinge's) takes the steps of
+:mod:`optframe.drivers.smo_quadratic` inside the set and :math:`D \circ \Delta x` beside the
+kernel sum. The variables keep their positions (no shrinking outside the sets).
 
 Call only :func:`one_set` from Python (see :mod:`optframe.drivers.smo_linear` on numba's cache:
 an edit of ``smo_core`` or ``smo_linear`` needs this file touched as well).
@@ -45,7 +47,7 @@ SETS_FROM = 4096
 
 @numba.njit(cache=True)
 def one_set(
-    Z, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x, G, dx, work, where,
+    Z, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x, G, dx, work, where,
     wcount, tol, n_iter, second, q, gram, every,
 ):  # fmt: skip
     r"""One working set: returns (code, steps, gap, objective change, moved).
@@ -67,7 +69,7 @@ def one_set(
 
 @numba.njit(cache=True)
 def one_set_quadratic(
-    Z, sqn, kind, gamma, coef0, degree, diag, extra, a, c, u, kink, sb, sa, x, G, dx, work,
+    Z, sqn, kind, gamma, coef0, degree, diag, extra, a, u, kink, sb, sa, x, G, dx, work,
     where, wcount, tol, n_iter, second, q, gram, every,
 ):  # fmt: skip
     r""":func:`one_set` for a dual with a diagonal ``extra`` of its own (:math:`D`).
@@ -150,10 +152,11 @@ def run_chunk(
     ``Zrow``: the points in the steps' layout (:func:`optframe.drivers.smo.row_points`);
     ``Zsum``: the same points in :func:`optframe.kernel_sums.points`'s layout, in the same
     order; ``extra`` the dual's own diagonal :math:`D` or ``None``;
-    ``dual = (a, c, u, kink, sb, sa)``; ``scratch = (work (5, n), dx (n), where (n))``.
+    ``dual = (a, u, kink, sb, sa)`` (the linear term is in ``G``);
+    ``scratch = (work (5, n), dx (n), where (n))``.
     """
     kind, gamma, coef0, degree = kernel
-    a, c, u, kink, sb, sa = dual
+    a, u, kink, sb, sa = dual
     work, dx, where = scratch
     n = x.shape[0]
     done, dphi, gap = 0, 0.0, np.inf
@@ -163,13 +166,13 @@ def run_chunk(
             while True:
                 if extra is None:
                     code, steps, gap, step_phi, moved = one_set(
-                        Zrow, sqn, kind, gamma, coef0, degree, diag, a, c, u, kink, sb, sa, x,
+                        Zrow, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x,
                         G, dx, work, where, wcount, tol, int(n_iter - done), second, q, gram,
                         linear.INNER_SHRINK,
                     )  # fmt: skip
                 else:
                     code, steps, gap, step_phi, moved = one_set_quadratic(
-                        Zrow, sqn, kind, gamma, coef0, degree, diag, extra, a, c, u, kink, sb,
+                        Zrow, sqn, kind, gamma, coef0, degree, diag, extra, a, u, kink, sb,
                         sa, x, G, dx, work, where, wcount, tol, int(n_iter - done), second, q,
                         gram, linear.INNER_SHRINK,
                     )  # fmt: skip
