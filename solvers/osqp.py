@@ -37,7 +37,9 @@ Status. OSQP's ``solved`` means its certificate holds: the unscaled primal and d
 the duality gap are within ``eps_abs + eps_rel * scale``; only then is the status ``OPTIMAL``. If
 the settings weaken that certificate (``scaled_termination`` on, or ``check_dualgap`` off),
 ``solved`` becomes ``CONVERGED``, as does ``solved inaccurate``. At an iteration or time limit the
-last ADMM iterate is returned with the limit status (in both layers).
+last ADMM iterate is returned with the limit status (in both layers). OSQP reports ``solved
+inaccurate`` only when a limit ended the run and its last iterate meets ten times its tolerances;
+when the caller's ``time_limit`` ended it, the status is ``TIME_LIMIT``.
 
 Bound: OSQP's own dual objective at its final iterate (``info.dual_obj_val``, OSQP >= 1), plus the
 objective offset; cvxpy's constant is added in the cvxpy layer. It is a lower bound to OSQP's
@@ -108,6 +110,16 @@ def osqp_settings(options: SolveOptions) -> dict[str, Any]:
     return settings
 
 
+def _default_max_iter() -> int:
+    """OSQP's own default iteration limit (4000 in OSQP 1)."""
+    import osqp
+
+    ext = osqp.OSQP().ext
+    defaults = ext.OSQPSettings()
+    ext.osqp_set_default_settings(defaults)
+    return int(defaults.max_iter)
+
+
 def _status(info: Any, settings: dict[str, Any]) -> Status:
     import osqp
 
@@ -116,6 +128,14 @@ def _status(info: Any, settings: dict[str, Any]) -> Status:
         # OSQP catches Ctrl-C itself and returns; the user asked to stop, not for a result.
         raise KeyboardInterrupt
     status = OSQP_STATUS.get(name, Status.ERROR)
+    # OSQP says "solved inaccurate" only when a limit ended the run and its last iterate meets
+    # ten times its tolerances; short of the iteration limit, the time limit did.
+    if (
+        name == "OSQP_SOLVED_INACCURATE"
+        and settings.get("time_limit")
+        and int(info.iter) < int(settings.get("max_iter", _default_max_iter()))
+    ):
+        return Status.TIME_LIMIT
     certified = not settings.get("scaled_termination", False) and settings.get(
         "check_dualgap", True
     )
