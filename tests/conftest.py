@@ -6,6 +6,7 @@ are missing, they never skip.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,3 +23,12 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261121)
+
+
+@pytest.fixture(autouse=True)
+def _back_ends_loaded_once():
+    """The back-ends are ``optframe.solvers``; the repository's top-level ``solvers`` directory
+    imported under its own name is a second copy, whose classes replace the first ones in the
+    registry (a monkeypatched back-end is then never called)."""
+    yield
+    assert "solvers" not in sys.modules, "import optframe.solvers.<module>, not solvers.<module>"
