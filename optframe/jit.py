@@ -204,6 +204,13 @@ def _smo_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     return runs
 
 
+def _kernel_steps(needs: Needs) -> tuple[str, ...]:
+    """SMO's ``kernel_steps`` to compile: rows, working sets (never for the linear kernel), both."""
+    if needs.linear:
+        return ("pairs",)
+    return {None: ("pairs", "sets"), True: ("sets",), False: ("pairs",)}[needs.sets]
+
+
 def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     """SMO on the L2-loss SVM's dual (a diagonal, unbounded variables), by kernel rows."""
     from optframe.drivers import SMO
@@ -212,10 +219,6 @@ def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.models import EmpiricalRisk
 
     kernel = Linear() if needs.linear else RBF(gamma=0.5)
-    # the pair steps, or the kernel working sets (never for the linear kernel), or both
-    steps = {None: ("pairs", "sets"), True: ("sets",), False: ("pairs",)}[needs.sets]
-    if needs.linear:
-        steps = ("pairs",)
     return [
         (
             SMO(
@@ -226,13 +229,13 @@ def _smo_quadratic_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
             ),
             EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel),
         )
-        for step in steps
+        for step in _kernel_steps(needs)
         for sparse in _layouts(needs)
     ]
 
 
 def _smo_single_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
-    """SMO's single-variable steps: the L2-loss SVM without intercept, by kernel rows.
+    """SMO's single-variable steps: the L2-loss SVM without intercept, by rows or by sets.
 
     One run serves duals with and without a diagonal (the steps always take one, zeros when
     the dual has none).
@@ -242,15 +245,18 @@ def _smo_single_runs(driver: Any, needs: Needs) -> list[tuple[Any, Model]]:
     from optframe.losses import SquaredHinge
     from optframe.models import EmpiricalRisk
 
-    driver_ = SMO(
-        float32_rows=driver.float32_rows, parallel_rows=driver.parallel_rows, check_every=5,
-    )  # fmt: skip
     kernel = Linear() if needs.linear else RBF(gamma=0.5)
     return [
         (
-            driver_,
+            SMO(
+                float32_rows=driver.float32_rows,
+                parallel_rows=driver.parallel_rows,
+                check_every=5,
+                kernel_steps=step,
+            ),
             EmpiricalRisk(_tiny_data(sparse), SquaredHinge(), kernel=kernel, fit_intercept=False),
         )
+        for step in _kernel_steps(needs)
         for sparse in _layouts(needs)
     ]
 

@@ -19,10 +19,11 @@ do, updates it once per working set instead:
 A step costs O(q) and the set's rows instead of O(m) and rows over the m active variables; the
 kernel values over all the variables are computed once per moved variable and set, in one
 parallel region per set, so a second thread shares the bulk of the work. Only duals whose
-rows are the kernel's (:math:`M = K`) with an equality row go this way; a diagonal :math:`D`
-of the dual's own (the squared hinge's) takes the steps of
-:mod:`optframe.drivers.smo_quadratic` inside the set and :math:`D \circ \Delta x` beside the
-kernel sum. The variables keep their positions (no shrinking outside the sets).
+rows are the kernel's (:math:`M = K`) go this way; a diagonal :math:`D` of the dual's own
+(the squared hinge's) takes the steps of :mod:`optframe.drivers.smo_quadratic` inside the
+set and :math:`D \circ \Delta x` beside the kernel sum, and a dual without the equality row
+takes the single-variable steps of :mod:`optframe.drivers.smo_single` (:func:`one_set_single`).
+The variables keep their positions (no shrinking outside the sets).
 
 Call only :func:`one_set` from Python (see :mod:`optframe.drivers.smo_linear` on numba's cache:
 an edit of ``smo_core`` or ``smo_linear`` needs this file touched as well).
@@ -38,6 +39,7 @@ from threadpoolctl import threadpool_limits
 from optframe.drivers import smo_core as core
 from optframe.drivers import smo_linear as linear
 from optframe.drivers import smo_quadratic as quadratic
+from optframe.drivers import smo_single as single
 from optframe.kernel_sums import kernel_sums
 
 #: Variables from which ``kernel_steps="auto"`` takes working sets (below, the pair steps' row
@@ -85,6 +87,45 @@ def one_set_quadratic(
     )
     size = B.shape[0]
     code, steps, _, dphi = quadratic._steps(
+        Zb, sqnB, kind, gamma, coef0, degree, (np.ones(size), 0.0, 0.0, True), diagB,
+        extra[B], aB, scratch[0], uB, kB, sbB, saB, xB, NGB, permB, scratch[3], scratch[4],
+        scratch[5], cache, counters, buf, max(tol, linear.INNER_FRACTION * gap), n_iter,
+        second, True, min(size, every), 1e-12, core.SERIAL,
+    )  # fmt: skip
+    xB = linear.set_result(B, xB, permB, counters, wcount, steps)
+    return _apply(B, xB, x, dx, wcount, code, steps, gap, dphi)
+
+
+@numba.njit(cache=True)
+def one_set_single(
+    Z, sqn, kind, gamma, coef0, degree, diag, extra, a, u, kink, sb, sa, x, G, dx, work,
+    where, wcount, tol, n_iter, second, q, gram, every,
+):  # fmt: skip
+    r""":func:`one_set` for a dual without an equality row (no free intercept).
+
+    The rule is the two absolute tests of :mod:`optframe.drivers.smo_single`; the set takes the
+    ``q / 2`` largest ``up > 0``, the ``q / 2`` smallest ``low < 0`` and the most violating
+    variable of each side, and its subproblem takes that module's single-variable steps.
+    ``diag`` holds :math:`M_{ii} + D_i`, ``extra`` :math:`D` (zeros without one).
+    """
+    n = x.shape[0]
+    up_off, low_off, low, NG, keys = work[0], work[1], work[2], work[3], work[4]
+    for k in range(n):
+        NG[k] = -a[k] * G[k]
+        dx[k] = 0.0
+    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), n)  # not a literal
+    gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
+    gap = max(gmax, -gmin)
+    if gap <= tol:
+        return 1, 0, gap, 0.0, 0
+    # a rate <= 0 gains nothing: only ups above 0 and lows below 0 are candidates
+    B = linear.select(NG, up_off, low, 0.0, 0.0, imax if gmax > 0.0 else jmin,
+                      jmin if gmin < 0.0 else imax, n, q, keys, where)  # fmt: skip
+    Zb, sqnB, diagB, aB, uB, kB, sbB, saB, xB, NGB, permB, scratch, cache, counters, buf = (
+        linear.set_state(Z, B, sqn, diag, a, u, kink, sb, sa, x, NG, gram)
+    )
+    size = B.shape[0]
+    code, steps, _, dphi = single._steps(
         Zb, sqnB, kind, gamma, coef0, degree, (np.ones(size), 0.0, 0.0, True), diagB,
         extra[B], aB, scratch[0], uB, kB, sbB, saB, xB, NGB, permB, scratch[3], scratch[4],
         scratch[5], cache, counters, buf, max(tol, linear.INNER_FRACTION * gap), n_iter,
@@ -145,13 +186,15 @@ def run_chunk(
     second: bool,
     q: int,
     gram: NDArray[np.float64],
+    single_steps: bool = False,
 ) -> tuple[int, int, float, float]:
     """Working sets for at most ``n_iter`` pair steps; return (code, steps, gap, dphi).
 
     The codes of :func:`optframe.drivers.smo_core.run_chunk` (never 3: nothing is shrunk).
     ``Zrow``: the points in the steps' layout (:func:`optframe.drivers.smo.row_points`);
     ``Zsum``: the same points in :func:`optframe.kernel_sums.points`'s layout, in the same
-    order; ``extra`` the dual's own diagonal :math:`D` or ``None``;
+    order; ``extra`` the dual's own diagonal :math:`D` or ``None``; ``single_steps`` for a
+    dual without an equality row (:func:`one_set_single`);
     ``dual = (a, u, kink, sb, sa)`` (the linear term is in ``G``);
     ``scratch = (work (5, n), dx (n), where (n))``.
     """
@@ -160,11 +203,18 @@ def run_chunk(
     work, dx, where = scratch
     n = x.shape[0]
     done, dphi, gap = 0, 0.0, np.inf
+    own = np.zeros(n) if extra is None and single_steps else extra  # single steps take D
     chunk = numba.set_parallel_chunksize(1)  # blocks to whichever thread is free
     try:
         with threadpool_limits(limits=1, user_api="blas"):  # BLAS inside the threads
             while True:
-                if extra is None:
+                if single_steps:
+                    code, steps, gap, step_phi, moved = one_set_single(
+                        Zrow, sqn, kind, gamma, coef0, degree, diag, own, a, u, kink, sb, sa,
+                        x, G, dx, work, where, wcount, tol, int(n_iter - done), second, q,
+                        gram, linear.INNER_SHRINK,
+                    )  # fmt: skip
+                elif extra is None:
                     code, steps, gap, step_phi, moved = one_set(
                         Zrow, sqn, kind, gamma, coef0, degree, diag, a, u, kink, sb, sa, x,
                         G, dx, work, where, wcount, tol, int(n_iter - done), second, q, gram,

@@ -74,6 +74,28 @@ def test_squared_hinge_by_sets_matches_direct(sparse, size):
     by_sets_against_direct(model, size)
 
 
+@pytest.mark.parametrize("size", [8, 4096])
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_no_intercept_by_sets_matches_direct(sparse, loss, size):
+    """No equality row: the sets take single-variable steps (with the squared hinge's D)."""
+    X, y = svm_data(n=300, density=0.2 if sparse else 1.0, seed=8)
+    weights = np.random.default_rng(9).uniform(0.5, 2.0, y.size)
+    data = Dataset(X=sp.csr_array(X) if sparse else X, y=y, sample_weight=weights)
+    if loss == "hinge":
+        model = WeightedSVM(data, C=2.0, kernel=RBF(gamma=0.2), fit_intercept=False)
+    else:
+        model = EmpiricalRisk(data, SquaredHinge(), kernel=RBF(gamma=0.2), C=3.0,
+                              fit_intercept=False)  # fmt: skip
+    ref = direct(model)
+    driver = SMO(tol=1e-6, subproblem_size=size, check_every=50, kernel_steps="sets")
+    result = of.solve(model, driver=driver)
+    assert result.stats["single_steps"]
+    check_against(result, ref, model)
+    if size == 8:
+        assert result.stats["working_sets"] > 10
+
+
 def test_polynomial_kernel_by_sets_matches_direct():
     X, y = svm_data(n=300, d=6)
     model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=Polynomial(degree=2, gamma=0.3))
@@ -124,12 +146,14 @@ def test_which_steps_run():
     assert paper.stats["kernel_steps"] == "pairs"
     linear = WeightedSVM(Dataset(X=X, y=y), C=1.0)
     assert of.solve(linear, driver=SMO(kernel_steps="sets")).stats["kernel_steps"] == "pairs"
-    for intercept, steps in ((True, "sets"), (False, "pairs")):  # no equality row: pairs
+    for intercept in (True, False):  # without the equality row: sets of single steps
         l2 = EmpiricalRisk(Dataset(X=X, y=y), SquaredHinge(), kernel=RBF(gamma=0.2),
                            fit_intercept=intercept)  # fmt: skip
         result = of.solve(l2, driver=SMO(kernel_steps="sets"))
-        assert result.stats["kernel_steps"] == steps
+        assert result.stats["kernel_steps"] == "sets"
+        assert result.stats["single_steps"] is not intercept
         assert result.status is of.Status.OPTIMAL
+        assert of.solve(l2, driver=SMO()).stats["kernel_steps"] == "pairs"  # auto: small
     with pytest.raises(ModelError, match="kernel_steps"):
         SMO(kernel_steps="blocks")
 
@@ -146,10 +170,11 @@ def test_iteration_limit_counts_pair_steps_inside_the_sets():
     assert result.objective >= ref.objective - 1e-9 * scale
 
 
-def test_a_gradient_update_that_lies_is_caught_by_the_gradient_from_scratch(monkeypatch):
+@pytest.mark.parametrize("intercept", [True, False], ids=["pairs", "single"])
+def test_a_gradient_update_that_lies_is_caught_by_the_gradient_from_scratch(monkeypatch, intercept):
     """A wrong update of G (its moves added twice) cannot reach OPTIMAL on a wrong answer."""
     X, y = svm_data(n=300)
-    model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.2))
+    model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=RBF(gamma=0.2), fit_intercept=intercept)
     ref = direct(model)
     real = smo_module.sets.kernel_sums
 
