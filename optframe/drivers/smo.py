@@ -275,7 +275,8 @@ class SMO(Driver):
         fixed sizes, before the sets could grow (linear, free intercept, C = 1, one thread,
         load 3.4-3.6), 2048 / 4096 / 8192:
         ijcnn1's test file 3.72 / 2.74 / 2.03 s, a9a 7.66 / 2.86 / 3.93 s, w8a 1.40 / 2.08 /
-        2.10 s. Also the size of the kernel working sets (``kernel_steps``), which do not grow.
+        2.10 s. Also the size of the kernel working sets (``kernel_steps``), which grow the
+        same way up to four times this one.
     kernel_steps : KernelSteps or {"auto", "sets", "pairs"}
         The steps for the RBF and polynomial kernels. ``"sets"``: working sets of
         ``subproblem_size`` variables chosen from :math:`G` as above, each solved by the pair
@@ -289,9 +290,9 @@ class SMO(Driver):
         steps inside its sets (RBF, no intercept, C = 1, quiet: a9a 4.0 s by rows against
         3.9 s by sets at one thread, 2.9 s against 2.2 s at two; ijcnn1 2.6-2.8 / 2.5 and
         1.66 / 1.17 s; w8a 3.9-4.0 / 4.7 and 3.4 / 2.9 s). The squared hinge's standard
-        dual (a diagonal, no upper bounds) goes by sets only when asked: its sets took many
-        more pair steps (a9a, RBF, C = 1: 261,600 against 44,238; 40.2 s against 15.0 s at
-        one thread). Measured
+        dual (a diagonal, no upper bounds) goes by sets only when asked: slower than the
+        pairs on ijcnn1 and w8a with an intercept (RBF, C = 1: 8.95 against 7.92 s and 5.19
+        against 4.11 s at one thread), up to 2.9x without. Measured
         (RBF, C = 1, one and two threads, quiet 2-core machine, all certified): a9a 2.46 s by
         pairs against 1.97 s by sets at one thread, 2.16 s against 1.18 s at two; ijcnn1
         1.83 / 1.58 and 1.53 / 0.93 s; w8a 1.32 / 1.08 and 1.15 / 0.69 s.
@@ -721,6 +722,7 @@ class SMO(Driver):
             "single_steps": single_steps,
             "working_sets": int(wcount[linear.SETS]),
             "gram_rows": int(wcount[linear.GRAM_ROWS]),
+            "set_size": int(wcount[linear.SIZE]),
             "w_drift": drift,
         }
         if status is Status.TIME_LIMIT and options.time_limit is not None:

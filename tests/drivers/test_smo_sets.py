@@ -96,6 +96,21 @@ def test_no_intercept_by_sets_matches_direct(sparse, loss, size):
         assert result.stats["working_sets"] > 10
 
 
+@pytest.mark.parametrize("intercept", [True, False])
+def test_sets_that_keep_meeting_their_rule_early_grow(monkeypatch, intercept):
+    """Short sets double, up to GROW_TO times the size asked (every set counts as short here)."""
+    X, y = svm_data(n=300, seed=6)
+    model = EmpiricalRisk(Dataset(X=X, y=y), SquaredHinge(), kernel=RBF(gamma=0.2), C=3.0,
+                          fit_intercept=intercept)  # fmt: skip
+    ref = direct(model)
+    driver = SMO(tol=1e-6, subproblem_size=16, check_every=50, kernel_steps="sets")
+    assert of.solve(model, driver=driver).stats["set_size"] == 16
+    monkeypatch.setattr(smo_module.sets.linear, "SHORT_SET", 1)
+    result = of.solve(model, driver=driver)
+    assert 16 < result.stats["set_size"] <= 16 * smo_module.sets.GROW_TO
+    check_against(result, ref, model)
+
+
 def test_polynomial_kernel_by_sets_matches_direct():
     X, y = svm_data(n=300, d=6)
     model = WeightedSVM(Dataset(X=X, y=y), C=1.0, kernel=Polynomial(degree=2, gamma=0.3))
