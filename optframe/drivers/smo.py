@@ -311,9 +311,11 @@ class SMO(Driver):
     that cannot decrease the dual in floating point ends the run (``stats["stalled"]``, a
     ConvergenceWarning).
     Stats of the steps through :math:`w`: ``linear_steps`` (which steps ran), ``working_sets``,
-    ``gram_rows`` (working-set Gram rows computed) and ``w_drift`` (the largest difference,
-    relative to :math:`\max(1, \lVert w\rVert_\infty)`, between the kept :math:`w` and
-    :math:`w` from scratch, checked with every gradient from scratch, when :math:`w` is reset).
+    ``gram_rows`` (working-set Gram rows computed), ``set_size`` (the working-set size at the
+    end, after any growth; also for the kernel working sets, 0 without sets) and ``w_drift``
+    (the largest difference, relative to :math:`\max(1, \lVert w\rVert_\infty)`, between the
+    kept :math:`w` and :math:`w` from scratch, checked with every gradient from scratch, when
+    :math:`w` is reset).
 
     Cost: the gradient from scratch (at the start and at the end) is one pass over the kernel
     values between all variables and the support, in blocks (inner products by BLAS, one thread
