@@ -63,7 +63,7 @@ def one_set(
     updated (the caller adds ``dx`` by :func:`optframe.kernel_sums.kernel_sums`). ``work`` is
     (5, n) scratch, ``where`` n integers of scratch.
     """
-    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q)
+    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q, False)
     if gap <= tol:
         return 1, 0, gap, 0.0, 0
     code, steps, dphi, xB = linear.subproblem(
@@ -83,7 +83,7 @@ def one_set_quadratic(
     The subproblem takes the steps of :mod:`optframe.drivers.smo_quadratic` (``diag`` holds
     :math:`M_{ii} + D_i`); the caller adds :math:`D \circ dx` to ``G`` with the kernel sum.
     """
-    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q)
+    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q, False)
     if gap <= tol:
         return 1, 0, gap, 0.0, 0
     Zb, sqnB, diagB, aB, uB, kB, sbB, saB, xB, NGB, permB, scratch, cache, counters, buf = (
@@ -112,21 +112,11 @@ def one_set_single(
     variable of each side, and its subproblem takes that module's single-variable steps.
     ``diag`` holds :math:`M_{ii} + D_i`, ``extra`` :math:`D` (zeros without one).
     """
-    n = x.shape[0]
-    up_off, low_off, low, NG, keys = work[0], work[1], work[2], work[3], work[4]
-    for k in range(n):
-        NG[k] = -a[k] * G[k]
-        dx[k] = 0.0
-    core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), n)  # not a literal
-    gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
-    gap = max(gmax, -gmin)
+    gap, B = _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q, True)
     if gap <= tol:
         return 1, 0, gap, 0.0, 0
-    # a rate <= 0 gains nothing: only ups above 0 and lows below 0 are candidates
-    B = linear.select(NG, up_off, low, 0.0, 0.0, imax if gmax > 0.0 else jmin,
-                      jmin if gmin < 0.0 else imax, n, q, keys, where)  # fmt: skip
     Zb, sqnB, diagB, aB, uB, kB, sbB, saB, xB, NGB, permB, scratch, cache, counters, buf = (
-        linear.set_state(Z, B, sqn, diag, a, u, kink, sb, sa, x, NG, gram)
+        linear.set_state(Z, B, sqn, diag, a, u, kink, sb, sa, x, work[3], gram)
     )
     size = B.shape[0]
     code, steps, _, dphi = single._steps(
@@ -140,8 +130,13 @@ def one_set_single(
 
 
 @numba.njit(cache=True)
-def _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q):
-    """The rule's gap on ``G`` and, above ``tol``, the working set (``work[3]`` := -a G)."""
+def _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q, single_steps):
+    r"""The rule's gap on ``G`` and, above ``tol``, the working set (``work[3]`` := -a G).
+
+    With the equality row the gap is :math:`\max \mathrm{up} - \min \mathrm{low}`; without it
+    (``single_steps``), :math:`\max(\max \mathrm{up}, -\min \mathrm{low})`, and only ups
+    above 0 and lows below 0 are candidates (a rate <= 0 gains nothing).
+    """
     n = x.shape[0]
     up_off, low_off, low, NG, keys = work[0], work[1], work[2], work[3], work[4]
     for k in range(n):
@@ -149,9 +144,12 @@ def _choose(a, u, kink, sb, sa, x, G, dx, work, where, tol, q):
         dx[k] = 0.0
     core.set_offsets(a, x, u, kink, sb, sa, up_off, low_off, np.int64(0), n)  # not a literal
     gmax, imax, gmin, jmin = core.scan(NG, up_off, low_off, low, n)
-    gap = gmax - gmin
+    gap = max(gmax, -gmin) if single_steps else gmax - gmin
     if gap <= tol:
         return gap, np.empty(0, dtype=np.int64)
+    if single_steps:  # candidates: up > 0, low < 0; the most violating of a side that violates
+        imax, jmin = (imax if gmax > 0.0 else jmin), (jmin if gmin < 0.0 else imax)
+        gmax, gmin = 0.0, 0.0
     return gap, linear.select(NG, up_off, low, gmax, gmin, imax, jmin, n, q, keys, where)
 
 
